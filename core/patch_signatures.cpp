@@ -1,0 +1,171 @@
+#include "core/patch_signatures.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace vlcache {
+namespace {
+
+/// Area-average weights that resample p pixels into n cells (n x p).
+std::vector<float> area_matrix(int n, int p) {
+  std::vector<float> m(static_cast<std::size_t>(n) * p, 0.0f);
+  const double cell = static_cast<double>(p) / n;
+  for (int i = 0; i < n; ++i) {
+    const double lo = i * cell, hi = (i + 1) * cell;
+    for (int j = 0; j < p; ++j) {
+      const double overlap = std::min(hi, j + 1.0) - std::max(lo, static_cast<double>(j));
+      if (overlap > 0) m[static_cast<std::size_t>(i) * p + j] = static_cast<float>(overlap / cell);
+    }
+  }
+  return m;
+}
+
+/// The first n rows of the orthonormal DCT-II basis of length p (n x p).
+std::vector<float> dct_matrix(int n, int p) {
+  std::vector<float> m(static_cast<std::size_t>(n) * p);
+  const double pi = 3.14159265358979323846;
+  for (int u = 0; u < n; ++u) {
+    const double norm = std::sqrt((u == 0 ? 1.0 : 2.0) / p);
+    for (int x = 0; x < p; ++x)
+      m[static_cast<std::size_t>(u) * p + x] =
+          static_cast<float>(norm * std::cos(pi * (2 * x + 1) * u / (2.0 * p)));
+  }
+  return m;
+}
+
+}  // namespace
+
+float mean_abs_diff(const std::uint8_t* a, const std::uint8_t* b, std::size_t bytes) noexcept {
+  std::uint32_t sum = 0;
+  for (std::size_t i = 0; i < bytes; ++i)
+    sum += static_cast<std::uint32_t>(std::abs(static_cast<int>(a[i]) - static_cast<int>(b[i])));
+  return static_cast<float>(sum) / static_cast<float>(bytes);
+}
+
+signature_engine::signature_engine(const patch_grid& grid) : grid_(grid) {
+  const int p = grid.patch_size;
+  area8_ = area_matrix(8, p);
+  dct8_ = dct_matrix(8, p);
+  const std::vector<float> area9 = area_matrix(9, p);
+  row_basis_.assign(static_cast<std::size_t>(p) * width, 0.0f);
+  for (int j = 0; j < p; ++j) {
+    float* r = &row_basis_[static_cast<std::size_t>(j) * width];
+    for (int k = 0; k < 8; ++k) r[k] = area8_[static_cast<std::size_t>(k) * p + j];
+    for (int k = 0; k < 9; ++k) r[8 + k] = area9[static_cast<std::size_t>(k) * p + j];
+    for (int k = 0; k < 8; ++k) r[17 + k] = dct8_[static_cast<std::size_t>(k) * p + j];
+  }
+}
+
+expected<signature_engine> signature_engine::make(const patch_grid& grid) {
+  auto checked = patch_grid::make(grid.image_size, grid.patch_size);
+  if (!checked) return checked.err();
+  return signature_engine(*checked);
+}
+
+expected<frame_signatures> signature_engine::compute(const image_view& image) const {
+  frame_signatures out;
+  if (auto st = compute(image, out); !st) return st.err();
+  return out;
+}
+
+status signature_engine::compute(const image_view& image, frame_signatures& out) const {
+  if (auto st = validate_frame(image); !st) return st;
+  if (image.width != grid_.image_size || image.height != grid_.image_size)
+    return error{errc::invalid_image,
+                 "frame is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                     " but the patch grid expects " + std::to_string(grid_.image_size) + "x" +
+                     std::to_string(grid_.image_size) + " (patch " +
+                     std::to_string(grid_.patch_size) + ")"};
+  const bool bgr = image.order == channel_order::bgr;
+  const int p = grid_.patch_size, side = grid_.side(), size = grid_.image_size;
+  const int n = grid_.count();
+
+  out.grid = grid_;
+  out.ahash.resize(n);
+  out.dhash.resize(n);
+  out.phash.resize(n);
+  out.patches.resize(out.patch_bytes() * n);
+
+  // Row pass results for one band of patches: [patch column][row in patch][width].
+  std::vector<float> luma(static_cast<std::size_t>(size));
+  std::vector<float> rows(static_cast<std::size_t>(side) * p * width);
+  const float wr = bgr ? 0.114f : 0.299f, wb = bgr ? 0.299f : 0.114f, wg = 0.587f;
+
+  for (int band = 0; band < side; ++band) {
+    for (int dy = 0; dy < p; ++dy) {
+      const int y = band * p + dy;
+      const std::uint8_t* src = image.row(y);
+      for (int x = 0; x < size; ++x)
+        luma[x] = wr * src[3 * x] + wg * src[3 * x + 1] + wb * src[3 * x + 2];
+      // Raw patch copy, always stored as RGB.
+      for (int pc = 0; pc < side; ++pc) {
+        std::uint8_t* dst = out.patches.data() + out.patch_bytes() * (band * side + pc) +
+                            static_cast<std::size_t>(dy) * p * 3;
+        const std::uint8_t* s = src + static_cast<std::size_t>(pc) * p * 3;
+        if (!bgr) {
+          std::copy(s, s + p * 3, dst);
+        } else {
+          for (int x = 0; x < p; ++x) {
+            dst[3 * x] = s[3 * x + 2];
+            dst[3 * x + 1] = s[3 * x + 1];
+            dst[3 * x + 2] = s[3 * x];
+          }
+        }
+      }
+      for (int pc = 0; pc < side; ++pc) {
+        float acc[width] = {};
+        const float* l = luma.data() + static_cast<std::size_t>(pc) * p;
+        for (int j = 0; j < p; ++j) {
+          const float v = l[j];
+          const float* basis = &row_basis_[static_cast<std::size_t>(j) * width];
+          for (int k = 0; k < width; ++k) acc[k] += v * basis[k];
+        }
+        std::copy(acc, acc + width, &rows[(static_cast<std::size_t>(pc) * p + dy) * width]);
+      }
+    }
+
+    for (int pc = 0; pc < side; ++pc) {
+      const float* t = &rows[static_cast<std::size_t>(pc) * p * width];
+      float area[8][width] = {};  // columns 0..7: aHash cells, 8..16: dHash cells
+      float freq[8][16] = {};     // columns 1..8: DCT coefficients (row-pass 17..24)
+      for (int y = 0; y < p; ++y) {
+        const float* ty = t + static_cast<std::size_t>(y) * width;
+        for (int i = 0; i < 8; ++i) {
+          const float a = area8_[static_cast<std::size_t>(i) * p + y];
+          const float d = dct8_[static_cast<std::size_t>(i) * p + y];
+          for (int k = 0; k < width; ++k) area[i][k] += a * ty[k];
+          for (int k = 0; k < 16; ++k) freq[i][k] += d * ty[16 + k];
+        }
+      }
+      float mean = 0.0f;
+      for (int i = 0; i < 8; ++i)
+        for (int k = 0; k < 8; ++k) mean += area[i][k];
+      mean /= 64.0f;
+      std::uint64_t ah = 0, dh = 0, ph = 0;
+      std::array<float, 63> ac{};
+      for (int i = 0, a = 0; i < 8; ++i)
+        for (int k = 0; k < 8; ++k)
+          if (i != 0 || k != 0) ac[a++] = freq[i][1 + k];
+      std::nth_element(ac.begin(), ac.begin() + 31, ac.end());
+      const float median = ac[31];
+      for (int i = 0; i < 8; ++i) {
+        for (int k = 0; k < 8; ++k) {
+          const int bit = i * 8 + k;
+          ah |= static_cast<std::uint64_t>(area[i][k] > mean) << bit;
+          dh |= static_cast<std::uint64_t>(area[i][8 + k] > area[i][9 + k]) << bit;
+          if (bit != 0) ph |= static_cast<std::uint64_t>(freq[i][1 + k] > median) << bit;
+        }
+      }
+      const int pos = band * side + pc;
+      out.ahash[pos] = ah;
+      out.dhash[pos] = dh;
+      out.phash[pos] = ph;
+    }
+  }
+  return {};
+}
+
+}  // namespace vlcache

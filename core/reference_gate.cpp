@@ -1,0 +1,120 @@
+#include "core/reference_gate.hpp"
+
+#include <string>
+
+namespace vlcache {
+
+status gate_thresholds::validate() const {
+  auto hamming_ok = [](const std::optional<int>& t, const char* name) -> status {
+    if (t && (*t < 0 || *t > 64))
+      return error{errc::invalid_config, std::string(name) + " threshold " +
+                                             std::to_string(*t) + " is outside [0, 64]"};
+    return {};
+  };
+  if (auto st = hamming_ok(ahash, "ahash"); !st) return st;
+  if (auto st = hamming_ok(dhash, "dhash"); !st) return st;
+  if (auto st = hamming_ok(phash, "phash"); !st) return st;
+  if (mad && !(*mad >= 0.0f && *mad <= 255.0f))
+    return error{errc::invalid_config,
+                 "mad threshold " + std::to_string(*mad) + " is outside [0, 255]"};
+  if (!any())
+    return error{errc::invalid_config,
+                 "no signature enabled: set at least one of ahash, dhash, phash, mad"};
+  return {};
+}
+
+expected<reference_gate> reference_gate::make(const patch_grid& grid, const gate_thresholds& t) {
+  auto checked = patch_grid::make(grid.image_size, grid.patch_size);
+  if (!checked) return checked.err();
+  if (auto st = t.validate(); !st) return st.err();
+  return reference_gate(*checked, t);
+}
+
+status reference_gate::check(const frame_signatures& sigs) const {
+  const auto n = static_cast<std::size_t>(grid_.count());
+  if (sigs.grid.image_size != grid_.image_size || sigs.grid.patch_size != grid_.patch_size)
+    return error{errc::invalid_argument,
+                 "signatures are for grid " + std::to_string(sigs.grid.image_size) + "/" +
+                     std::to_string(sigs.grid.patch_size) + " but the gate is " +
+                     std::to_string(grid_.image_size) + "/" + std::to_string(grid_.patch_size)};
+  if (sigs.ahash.size() != n || sigs.dhash.size() != n || sigs.phash.size() != n ||
+      sigs.patches.size() != n * sigs.patch_bytes())
+    return error{errc::invalid_argument, "signatures hold the wrong number of positions for " +
+                                             std::to_string(n) + " patches"};
+  return {};
+}
+
+reference_gate::stream_state& reference_gate::state(stream_id stream) {
+  auto it = streams_.find(stream);
+  if (it != streams_.end()) return it->second;
+  const auto n = static_cast<std::size_t>(grid_.count());
+  stream_state s;
+  s.ahash.assign(n, 0);
+  s.dhash.assign(n, 0);
+  s.phash.assign(n, 0);
+  s.patches.assign(n * static_cast<std::size_t>(grid_.patch_size) * grid_.patch_size * 3, 0);
+  s.computed_at.assign(n, -1);
+  s.stats.bytes = 3 * n * sizeof(std::uint64_t) + s.patches.size() + n * sizeof(std::int64_t);
+  return streams_.emplace(stream, std::move(s)).first->second;
+}
+
+expected<gate_decision> reference_gate::decide(stream_id stream, const frame_signatures& sigs) {
+  if (auto st = check(sigs); !st) return st.err();
+  stream_state& s = state(stream);
+  const int n = grid_.count();
+  const std::size_t pb = sigs.patch_bytes();
+  gate_decision d;
+  d.miss.assign(n, 0);
+  for (int pos = 0; pos < n; ++pos) {
+    bool miss = s.computed_at[pos] < 0;
+    if (!miss && thresholds_.ahash) miss = hamming(sigs.ahash[pos], s.ahash[pos]) > *thresholds_.ahash;
+    if (!miss && thresholds_.dhash) miss = hamming(sigs.dhash[pos], s.dhash[pos]) > *thresholds_.dhash;
+    if (!miss && thresholds_.phash) miss = hamming(sigs.phash[pos], s.phash[pos]) > *thresholds_.phash;
+    if (!miss && thresholds_.mad)
+      miss = mean_abs_diff(sigs.patch(pos), s.patches.data() + pb * pos, pb) > *thresholds_.mad;
+    if (miss) {
+      d.miss[pos] = 1;
+      d.miss_positions.push_back(pos);
+    }
+  }
+  s.stats.misses += d.miss_positions.size();
+  s.stats.hits += n - d.miss_positions.size();
+  return d;
+}
+
+status reference_gate::commit(stream_id stream, const frame_signatures& sigs,
+                              const std::vector<int>& positions, std::uint64_t frame) {
+  if (auto st = check(sigs); !st) return st;
+  for (int pos : positions)
+    if (pos < 0 || pos >= grid_.count())
+      return error{errc::invalid_argument, "position " + std::to_string(pos) +
+                                               " is outside the grid of " +
+                                               std::to_string(grid_.count()) + " patches"};
+  stream_state& s = state(stream);
+  const std::size_t pb = sigs.patch_bytes();
+  for (int pos : positions) {
+    s.ahash[pos] = sigs.ahash[pos];
+    s.dhash[pos] = sigs.dhash[pos];
+    s.phash[pos] = sigs.phash[pos];
+    std::copy(sigs.patch(pos), sigs.patch(pos) + pb, s.patches.data() + pb * pos);
+    s.computed_at[pos] = static_cast<std::int64_t>(frame);
+  }
+  return {};
+}
+
+std::optional<std::uint64_t> reference_gate::computed_at(stream_id stream, int position) const {
+  auto it = streams_.find(stream);
+  if (it == streams_.end() || position < 0 || position >= grid_.count() ||
+      it->second.computed_at[position] < 0)
+    return std::nullopt;
+  return static_cast<std::uint64_t>(it->second.computed_at[position]);
+}
+
+void reference_gate::end_stream(stream_id stream) { streams_.erase(stream); }
+
+cache_stats reference_gate::stats(stream_id stream) const {
+  auto it = streams_.find(stream);
+  return it == streams_.end() ? cache_stats{} : it->second.stats;
+}
+
+}  // namespace vlcache

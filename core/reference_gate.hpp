@@ -1,0 +1,85 @@
+#pragma once
+/// \file
+/// Reference gating per (stream, position): a position is a hit when its
+/// signatures are within threshold of the ones recorded when that position's
+/// token was last computed, not the previous frame's. A slow ramp therefore
+/// accumulates distance until it misses, and the recompute then moves the
+/// reference (design: cache semantics 2).
+///
+/// decide() judges a frame without changing references; commit() records the
+/// frame's signatures for the positions whose tokens were actually computed,
+/// so a compute budget that skips some misses keeps their old reference.
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cache_stats.hpp"
+#include "core/error.hpp"
+#include "core/patch_signatures.hpp"
+
+namespace vlcache {
+
+/// A signature takes part in the gate when its threshold is set; a position
+/// misses when any taking part exceeds its threshold.
+struct gate_thresholds {
+  std::optional<int> ahash;  ///< max Hamming distance for a hit, 0..64
+  std::optional<int> dhash;
+  std::optional<int> phash;
+  std::optional<float> mad;  ///< max mean absolute difference for a hit, 0..255
+
+  [[nodiscard]] status validate() const;
+  [[nodiscard]] bool any() const noexcept { return ahash || dhash || phash || mad; }
+};
+
+struct gate_decision {
+  std::vector<std::uint8_t> miss;  ///< 1 where the token must be recomputed
+  std::vector<int> miss_positions; ///< the same, as raster positions
+  [[nodiscard]] int misses() const noexcept { return static_cast<int>(miss_positions.size()); }
+  [[nodiscard]] double miss_share() const noexcept {
+    return miss.empty() ? 0.0 : static_cast<double>(miss_positions.size()) / miss.size();
+  }
+};
+
+class reference_gate {
+ public:
+  [[nodiscard]] static expected<reference_gate> make(const patch_grid& grid,
+                                                     const gate_thresholds& thresholds);
+
+  /// Hit or miss per position against the stream's references; a position
+  /// without a reference misses. Counts hits and misses for the stream.
+  [[nodiscard]] expected<gate_decision> decide(stream_id stream, const frame_signatures& sigs);
+
+  /// Records `sigs` as the reference of `positions` (tokens computed at `frame`).
+  [[nodiscard]] status commit(stream_id stream, const frame_signatures& sigs,
+                              const std::vector<int>& positions, std::uint64_t frame);
+
+  /// Frame at which the token of `position` was last computed, if ever.
+  [[nodiscard]] std::optional<std::uint64_t> computed_at(stream_id stream, int position) const;
+
+  /// Frees the stream's references and counters.
+  void end_stream(stream_id stream);
+
+  [[nodiscard]] cache_stats stats(stream_id stream) const;
+  [[nodiscard]] std::size_t stream_count() const noexcept { return streams_.size(); }
+  [[nodiscard]] const patch_grid& grid() const noexcept { return grid_; }
+  [[nodiscard]] const gate_thresholds& thresholds() const noexcept { return thresholds_; }
+
+ private:
+  struct stream_state {
+    std::vector<std::uint64_t> ahash, dhash, phash;
+    std::vector<std::uint8_t> patches;
+    std::vector<std::int64_t> computed_at;  // -1: never computed
+    cache_stats stats;
+  };
+  reference_gate(const patch_grid& grid, const gate_thresholds& t) : grid_(grid), thresholds_(t) {}
+  [[nodiscard]] status check(const frame_signatures& sigs) const;
+  stream_state& state(stream_id stream);
+
+  patch_grid grid_;
+  gate_thresholds thresholds_;
+  std::unordered_map<stream_id, stream_state> streams_;
+};
+
+}  // namespace vlcache

@@ -1,0 +1,100 @@
+#include "graph/cache_spec.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "graph/table_reader.hpp"
+
+namespace vlcache::graph {
+
+gate_thresholds default_gate() {
+  gate_thresholds g;
+  g.ahash = 8;
+  g.mad = 6.0f;
+  return g;
+}
+
+namespace {
+
+void read_input(table_reader& r, cache_spec& s) {
+  const int size = static_cast<int>(r.integer("image_size", 16, 4096).value_or(224));
+  const int patch = static_cast<int>(r.integer("patch_size", 2, 64).value_or(16));
+  s.preprocess = preprocess_config::clip(size, r.boolean("pad_to_square").value_or(false));
+  s.preprocess.shortest_edge =
+      static_cast<int>(r.integer("shortest_edge", 16, 8192).value_or(size));
+  if (s.preprocess.shortest_edge < size)
+    r.fail("shortest_edge", "must be at least image_size (" + std::to_string(size) + ")");
+  auto grid = patch_grid::make(size, patch);
+  if (grid) s.grid = *grid;
+  else r.fail("patch_size", grid.err().message);
+}
+
+void read_gate(table_reader& r, cache_spec& s, bool present) {
+  gate_thresholds g;
+  if (auto v = r.integer("ahash", 0, 64)) g.ahash = static_cast<int>(*v);
+  if (auto v = r.integer("dhash", 0, 64)) g.dhash = static_cast<int>(*v);
+  if (auto v = r.integer("phash", 0, 64)) g.phash = static_cast<int>(*v);
+  if (auto v = r.number("mad", 0.0, 255.0)) g.mad = static_cast<float>(*v);
+  if (!present) g = default_gate();
+  else if (!g.any()) r.fail("ahash", "the gate enables no signature: set ahash, dhash, phash or mad");
+  s.gate = g;
+}
+
+void read_index(table_reader& r, cache_spec& s) {
+  token_index_config c;
+  c.capacity_bytes = static_cast<std::uint64_t>(
+      r.number("capacity_mb", 0.001, 1 << 20).value_or(64.0) * (1 << 20));
+  if (auto name = r.string("eviction")) {
+    auto p = parse_eviction_policy(*name);
+    if (p) c.policy = *p;
+    else r.fail("eviction", p.err().message);
+  }
+  c.half_life = r.number("half_life", 1e-3, 1e12).value_or(100.0);
+  s.index = c;
+}
+
+}  // namespace
+
+spec_result parse_cache_spec(std::string_view text, const std::string& origin) {
+  spec_result out;
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
+       << e.description();
+    out.errors.push_back(os.str());
+    return out;
+  }
+  table_reader top(&root, "", out.errors);
+  const toml::table* input = top.table("input");
+  const toml::table* gate = top.table("gate");
+  const toml::table* index = top.table("index");
+  top.reject_unknown_keys();
+
+  table_reader in(input, "input", out.errors);
+  read_input(in, out.spec);
+  in.reject_unknown_keys();
+  table_reader g(gate, "gate", out.errors);
+  read_gate(g, out.spec, gate != nullptr);
+  g.reject_unknown_keys();
+  table_reader ix(index, "index", out.errors);
+  read_index(ix, out.spec);
+  ix.reject_unknown_keys();
+  return out;
+}
+
+spec_result load_cache_spec(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) {
+    spec_result out;
+    out.errors.push_back(path + ": cannot open the config file");
+    return out;
+  }
+  std::ostringstream text;
+  text << f.rdbuf();
+  return parse_cache_spec(text.str(), path);
+}
+
+}  // namespace vlcache::graph

@@ -1,0 +1,43 @@
+#pragma once
+/// \file
+/// The cache part of a pipeline spec: encoder input and patch grid, the
+/// reference gate and the content-addressed index, read from TOML and
+/// validated as a whole. Keys (all optional; defaults in configs/reference.toml):
+///
+///   [input]  image_size, patch_size, shortest_edge, pad_to_square
+///   [gate]   ahash, dhash, phash (max Hamming bits), mad (max mean abs diff)
+///   [index]  capacity_mb, eviction ("lru" | "lfu" | "decayed_frequency"), half_life
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/patch_grid.hpp"
+#include "core/preprocess.hpp"
+#include "core/reference_gate.hpp"
+#include "core/token_index.hpp"
+
+namespace vlcache::graph {
+
+struct cache_spec {
+  preprocess_config preprocess;
+  patch_grid grid;
+  gate_thresholds gate;
+  token_index_config index;
+};
+
+/// Every problem found, one per line, each naming its key; empty when valid.
+struct spec_result {
+  cache_spec spec;
+  std::vector<std::string> errors;
+  [[nodiscard]] bool ok() const noexcept { return errors.empty(); }
+};
+
+[[nodiscard]] spec_result parse_cache_spec(std::string_view toml_text, const std::string& origin);
+[[nodiscard]] spec_result load_cache_spec(const std::string& path);
+
+/// The default gate: aHash within 8 bits and mean absolute difference <= 6.
+[[nodiscard]] gate_thresholds default_gate();
+
+}  // namespace vlcache::graph
