@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace vlcache {
@@ -36,6 +37,15 @@ std::vector<float> dct_matrix(int n, int p) {
   return m;
 }
 
+// Eight floats as one value: the compiler keeps these in vector registers.
+using v8f = float __attribute__((vector_size(32)));
+inline v8f load8(const float* p) {
+  v8f v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store8(float* p, v8f v) { std::memcpy(p, &v, sizeof v); }
+
 }  // namespace
 
 float mean_abs_diff(const std::uint8_t* a, const std::uint8_t* b, std::size_t bytes) noexcept {
@@ -55,7 +65,7 @@ signature_engine::signature_engine(const patch_grid& grid) : grid_(grid) {
     float* r = &row_basis_[static_cast<std::size_t>(j) * width];
     for (int k = 0; k < 8; ++k) r[k] = area8_[static_cast<std::size_t>(k) * p + j];
     for (int k = 0; k < 9; ++k) r[8 + k] = area9[static_cast<std::size_t>(k) * p + j];
-    for (int k = 0; k < 8; ++k) r[17 + k] = dct8_[static_cast<std::size_t>(k) * p + j];
+    for (int k = 0; k < 8; ++k) r[24 + k] = dct8_[static_cast<std::size_t>(k) * p + j];
   }
 }
 
@@ -89,17 +99,21 @@ status signature_engine::compute(const image_view& image, frame_signatures& out)
   out.phash.resize(n);
   out.patches.resize(out.patch_bytes() * n);
 
-  // Row pass results for one band of patches: [patch column][row in patch][width].
-  std::vector<float> luma(static_cast<std::size_t>(size));
-  std::vector<float> rows(static_cast<std::size_t>(side) * p * width);
+  // Per band of patches: luma rows, then the vertical pass over the whole
+  // band width (16 rows: 8 area cells, 8 DCT frequencies), then a short
+  // horizontal pass per patch. Both passes run along contiguous memory.
+  const int padded = (size + 15) / 16 * 16;  // row length, zero tail
+  std::vector<float> luma(static_cast<std::size_t>(p) * padded, 0.0f);
+  std::vector<float> vert(static_cast<std::size_t>(16) * padded);
   const float wr = bgr ? 0.114f : 0.299f, wb = bgr ? 0.299f : 0.114f, wg = 0.587f;
 
   for (int band = 0; band < side; ++band) {
     for (int dy = 0; dy < p; ++dy) {
       const int y = band * p + dy;
       const std::uint8_t* src = image.row(y);
+      float* l = &luma[static_cast<std::size_t>(dy) * padded];
       for (int x = 0; x < size; ++x)
-        luma[x] = wr * src[3 * x] + wg * src[3 * x + 1] + wb * src[3 * x + 2];
+        l[x] = wr * src[3 * x] + wg * src[3 * x + 1] + wb * src[3 * x + 2];
       // Raw patch copy, always stored as RGB.
       for (int pc = 0; pc < side; ++pc) {
         std::uint8_t* dst = out.patches.data() + out.patch_bytes() * (band * side + pc) +
@@ -115,48 +129,72 @@ status signature_engine::compute(const image_view& image, frame_signatures& out)
           }
         }
       }
-      for (int pc = 0; pc < side; ++pc) {
-        float acc[width] = {};
-        const float* l = luma.data() + static_cast<std::size_t>(pc) * p;
-        for (int j = 0; j < p; ++j) {
-          const float v = l[j];
-          const float* basis = &row_basis_[static_cast<std::size_t>(j) * width];
-          for (int k = 0; k < width; ++k) acc[k] += v * basis[k];
+    }
+
+    // Eight output rows by 8 columns at a time: independent running sums
+    // that stay in registers and share each luma load.
+    for (int group = 0; group < 2; ++group) {
+      const float* w = group == 0 ? area8_.data() : dct8_.data();  // 8 x p
+      for (int x0 = 0; x0 < padded; x0 += 8) {
+        v8f sum[8] = {};
+        for (int dy = 0; dy < p; ++dy) {
+          const v8f l = load8(&luma[static_cast<std::size_t>(dy) * padded + x0]);
+#pragma GCC unroll 8
+          for (int i = 0; i < 8; ++i) sum[i] += w[i * p + dy] * l;
         }
-        std::copy(acc, acc + width, &rows[(static_cast<std::size_t>(pc) * p + dy) * width]);
+        for (int i = 0; i < 8; ++i)
+          store8(&vert[static_cast<std::size_t>(group * 8 + i) * padded + x0], sum[i]);
       }
     }
 
     for (int pc = 0; pc < side; ++pc) {
-      const float* t = &rows[static_cast<std::size_t>(pc) * p * width];
-      float area[8][width] = {};  // columns 0..7: aHash cells, 8..16: dHash cells
-      float freq[8][16] = {};     // columns 1..8: DCT coefficients (row-pass 17..24)
-      for (int y = 0; y < p; ++y) {
-        const float* ty = t + static_cast<std::size_t>(y) * width;
-        for (int i = 0; i < 8; ++i) {
-          const float a = area8_[static_cast<std::size_t>(i) * p + y];
-          const float d = dct8_[static_cast<std::size_t>(i) * p + y];
-          for (int k = 0; k < width; ++k) area[i][k] += a * ty[k];
-          for (int k = 0; k < 16; ++k) freq[i][k] += d * ty[16 + k];
+      // Rows 0..7: area cells (columns 0..7 aHash, 8..16 dHash);
+      // rows 8..15: DCT coefficients [vertical][horizontal] in columns 24..31.
+      // Area rows need the basis columns 0..23, DCT rows only 24..31.
+      float acc[16][width];
+      for (int i0 = 0; i0 < 8; i0 += 2) {
+        v8f sum[2][3] = {};
+        const float* v = &vert[static_cast<std::size_t>(i0) * padded + static_cast<std::size_t>(pc) * p];
+        for (int j = 0; j < p; ++j) {
+          const float* basis = &row_basis_[static_cast<std::size_t>(j) * width];
+#pragma GCC unroll 3
+          for (int k = 0; k < 3; ++k) {
+            const v8f b = load8(basis + 8 * k);
+            sum[0][k] += v[j] * b;
+            sum[1][k] += v[padded + j] * b;
+          }
         }
+        for (int i = 0; i < 2; ++i)
+          for (int k = 0; k < 3; ++k) store8(&acc[i0 + i][8 * k], sum[i][k]);
+      }
+      {
+        v8f sum[8] = {};
+        const float* v = &vert[static_cast<std::size_t>(8) * padded + static_cast<std::size_t>(pc) * p];
+        for (int j = 0; j < p; ++j) {
+          const v8f b = load8(&row_basis_[static_cast<std::size_t>(j) * width + 24]);
+#pragma GCC unroll 8
+          for (int i = 0; i < 8; ++i) sum[i] += v[i * padded + j] * b;
+        }
+        for (int i = 0; i < 8; ++i) store8(&acc[8 + i][24], sum[i]);
       }
       float mean = 0.0f;
       for (int i = 0; i < 8; ++i)
-        for (int k = 0; k < 8; ++k) mean += area[i][k];
+        for (int k = 0; k < 8; ++k) mean += acc[i][k];
       mean /= 64.0f;
+      // pHash threshold: the mean of the 63 AC coefficients (OpenCV's
+      // img_hash takes the mean too; leaving DC out keeps it blind to
+      // brightness shifts). A median would cost more than the rest here.
+      float ac_mean = 0.0f;
+      for (int i = 0; i < 8; ++i)
+        for (int k = 0; k < 8; ++k) ac_mean += acc[8 + i][24 + k];
+      ac_mean = (ac_mean - acc[8][24]) / 63.0f;
       std::uint64_t ah = 0, dh = 0, ph = 0;
-      std::array<float, 63> ac{};
-      for (int i = 0, a = 0; i < 8; ++i)
-        for (int k = 0; k < 8; ++k)
-          if (i != 0 || k != 0) ac[a++] = freq[i][1 + k];
-      std::nth_element(ac.begin(), ac.begin() + 31, ac.end());
-      const float median = ac[31];
       for (int i = 0; i < 8; ++i) {
         for (int k = 0; k < 8; ++k) {
           const int bit = i * 8 + k;
-          ah |= static_cast<std::uint64_t>(area[i][k] > mean) << bit;
-          dh |= static_cast<std::uint64_t>(area[i][8 + k] > area[i][9 + k]) << bit;
-          if (bit != 0) ph |= static_cast<std::uint64_t>(freq[i][1 + k] > median) << bit;
+          ah |= static_cast<std::uint64_t>(acc[i][k] > mean) << bit;
+          dh |= static_cast<std::uint64_t>(acc[i][8 + k] > acc[i][9 + k]) << bit;
+          if (bit != 0) ph |= static_cast<std::uint64_t>(acc[8 + i][24 + k] > ac_mean) << bit;
         }
       }
       const int pos = band * side + pc;

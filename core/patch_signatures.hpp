@@ -7,7 +7,7 @@
 /// - aHash: 8x8 area average, bit = cell > mean of the cells.
 /// - dHash: 8 rows x 9 columns area average, bit = cell > its right neighbour.
 /// - pHash: 8x8 lowest DCT-II coefficients of the patch, bit = coefficient >
-///   median of the 63 AC coefficients; the DC bit is always 0.
+///   mean of the 63 AC coefficients; the DC bit is always 0.
 ///
 /// All three compare the patch with itself, so a uniform brightness shift
 /// (without clipping) leaves them unchanged: only the MAD gate sees it.
@@ -59,11 +59,11 @@ class signature_engine {
   [[nodiscard]] const patch_grid& grid() const noexcept { return grid_; }
 
  private:
-  static constexpr int width = 32;  // padded columns of the row pass: 8 + 9 + 8 used
+  static constexpr int width = 32;  // row-pass columns: 8 aHash, 9 dHash, pad, 8 DCT
   explicit signature_engine(const patch_grid& grid);
 
   patch_grid grid_;
-  std::vector<float> row_basis_;  // P x width: [area8^T | area9^T | dct8^T | 0]
+  std::vector<float> row_basis_;  // P x width: [area8^T | area9^T | 0 | dct8^T]
   std::vector<float> area8_;      // 8 x P
   std::vector<float> dct8_;       // 8 x P
 };

@@ -1,0 +1,65 @@
+// The OpenCV video reader on the real sample video.
+
+#include <gtest/gtest.h>
+
+#include "connectors/image_file.hpp"
+#include "connectors/video_reader.hpp"
+
+namespace vlcache::connectors {
+namespace {
+
+TEST(video_reader, reads_every_frame_of_the_sample_video) {
+  video_reader_config c;
+  c.source = VLCACHE_SAMPLE_VIDEO;
+  auto r = video_reader::open(c);
+  ASSERT_TRUE(r) << r.err().message;
+  EXPECT_NEAR((*r)->source_fps(), 10.0, 0.01);
+  std::uint64_t n = 0;
+  for (;;) {
+    auto f = (*r)->read();
+    if (!f) {
+      EXPECT_EQ(f.err().code, errc::not_found);
+      break;
+    }
+    EXPECT_EQ(f->seq, n);
+    EXPECT_EQ(f->view.width, 768);
+    EXPECT_EQ(f->view.height, 576);
+    EXPECT_EQ(f->view.channels, 3);
+    EXPECT_EQ(f->view.order, channel_order::bgr);
+    ++n;
+  }
+  EXPECT_EQ(n, 795u);
+}
+
+TEST(video_reader, samples_at_the_requested_rate_from_an_offset) {
+  video_reader_config c;
+  c.source = VLCACHE_SAMPLE_VIDEO;
+  c.sample_fps = 1.0;
+  c.start_frame = 100;
+  c.max_frames = 5;
+  auto r = video_reader::open(c);
+  ASSERT_TRUE(r);
+  std::vector<std::uint64_t> idx;
+  for (auto f = (*r)->read(); f; f = (*r)->read()) idx.push_back(f->source_index);
+  EXPECT_EQ(idx, (std::vector<std::uint64_t>{100, 110, 120, 130, 140}));
+}
+
+TEST(video_reader, missing_source_is_named) {
+  video_reader_config c;
+  c.source = "/nonexistent/camera.avi";
+  auto r = video_reader::open(c);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.err().message.find("/nonexistent/camera.avi"), std::string::npos);
+}
+
+TEST(image_file, missing_and_undecodable_files_are_named) {
+  auto missing = read_image("/nonexistent/a.png");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.err().message.find("/nonexistent/a.png"), std::string::npos);
+  auto not_image = read_image(VLCACHE_CONFIGS "/demo.toml");
+  ASSERT_FALSE(not_image);
+  EXPECT_NE(not_image.err().message.find("demo.toml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vlcache::connectors
