@@ -1,0 +1,25 @@
+#pragma once
+/// \file
+/// core/'s error values as caf::error, so they cross actor boundaries as
+/// values (category "vlcache", code = errc, context = the message).
+
+#include <caf/atom.hpp>
+#include <caf/error.hpp>
+#include <caf/make_message.hpp>
+
+#include "core/error.hpp"
+
+namespace caf { class actor_system_config; }
+
+namespace vlcache::actors {
+
+inline constexpr caf::atom_value error_category = caf::atom("vlcache");
+
+[[nodiscard]] inline caf::error to_caf_error(const vlcache::error& e) {
+  return caf::error(static_cast<std::uint8_t>(e.code), error_category, caf::make_message(e.message));
+}
+
+/// Registers the "vlcache" category so errors render as text in logs.
+void register_error_category(caf::actor_system_config& cfg);
+
+}  // namespace vlcache::actors
