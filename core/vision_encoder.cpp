@@ -1,0 +1,508 @@
+#include "core/vision_encoder.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/safetensors.hpp"
+
+namespace vlcache {
+namespace {
+
+struct layer_weights {
+  at::Tensor ln1_w, ln1_b, q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln2_w, ln2_b, fc1_w, fc1_b,
+      fc2_w, fc2_b;
+};
+
+struct clip_weights {
+  at::Tensor class_emb;  // [D]
+  at::Tensor patch_w;    // [D, 3, P, P]
+  at::Tensor patch_w2d;  // [D, 3*P*P], the same values
+  at::Tensor pos_emb;    // [T, D]
+  at::Tensor pre_w, pre_b;
+  std::vector<layer_weights> layers;  // only the layers_used() first ones
+  bool has_projector = false;
+  at::Tensor p1_w, p1_b, p2_w, p2_b;
+};
+
+/// Per-stream token store: everything needed to recompute a subset.
+struct stream_store {
+  at::Tensor k, v;     // [layers, T, D]
+  at::Tensor hidden;   // [T, D] output of the last used layer
+  at::Tensor out;      // [output_tokens, output_dim]
+  std::uint64_t frames = 0;
+};
+
+std::uint64_t tensor_bytes(const at::Tensor& t) {
+  return t.defined() ? static_cast<std::uint64_t>(t.numel()) * t.element_size() : 0;
+}
+
+/// The tensor names of one checkpoint layout.
+struct key_names {
+  std::string tower, projector;
+};
+
+key_names names_for(key_layout k) {
+  switch (k) {
+    case key_layout::clip: return {"vision_model.", "multi_modal_projector."};
+    case key_layout::llava: return {"vision_tower.vision_model.", "multi_modal_projector."};
+    case key_layout::llava_model: return {"model.vision_tower.vision_model.", "model.multi_modal_projector."};
+  }
+  return {};
+}
+
+expected<clip_weights> load_weights(const weight_set& w, const clip_vision_config& c, key_layout layout) {
+  const key_names n = names_for(layout);
+  clip_weights out;
+  const std::int64_t d = c.hidden_size, p = c.patch_size, t = c.num_tokens(), i = c.intermediate_size;
+  std::optional<error> failed;
+  auto get = [&](const std::string& name, std::vector<std::int64_t> shape) -> at::Tensor {
+    if (failed) return {};
+    auto v = w.read_f32(name, shape);
+    if (!v) {
+      failed = v.err();
+      return {};
+    }
+    return at::from_blob(v->data(), shape, at::kFloat).clone();
+  };
+  const std::string e = n.tower + "embeddings.";
+  out.class_emb = get(e + "class_embedding", {d});
+  out.patch_w = get(e + "patch_embedding.weight", {d, c.num_channels, p, p});
+  out.pos_emb = get(e + "position_embedding.weight", {t, d});
+  out.pre_w = get(n.tower + "pre_layrnorm.weight", {d});
+  out.pre_b = get(n.tower + "pre_layrnorm.bias", {d});
+  for (int l = 0; l < c.layers_used() && !failed; ++l) {
+    const std::string pre = n.tower + "encoder.layers." + std::to_string(l) + ".";
+    layer_weights lw;
+    lw.ln1_w = get(pre + "layer_norm1.weight", {d});
+    lw.ln1_b = get(pre + "layer_norm1.bias", {d});
+    lw.q_w = get(pre + "self_attn.q_proj.weight", {d, d});
+    lw.q_b = get(pre + "self_attn.q_proj.bias", {d});
+    lw.k_w = get(pre + "self_attn.k_proj.weight", {d, d});
+    lw.k_b = get(pre + "self_attn.k_proj.bias", {d});
+    lw.v_w = get(pre + "self_attn.v_proj.weight", {d, d});
+    lw.v_b = get(pre + "self_attn.v_proj.bias", {d});
+    lw.o_w = get(pre + "self_attn.out_proj.weight", {d, d});
+    lw.o_b = get(pre + "self_attn.out_proj.bias", {d});
+    lw.ln2_w = get(pre + "layer_norm2.weight", {d});
+    lw.ln2_b = get(pre + "layer_norm2.bias", {d});
+    lw.fc1_w = get(pre + "mlp.fc1.weight", {i, d});
+    lw.fc1_b = get(pre + "mlp.fc1.bias", {i});
+    lw.fc2_w = get(pre + "mlp.fc2.weight", {d, i});
+    lw.fc2_b = get(pre + "mlp.fc2.bias", {d});
+    out.layers.push_back(std::move(lw));
+  }
+  if (c.projector_dim) {
+    const std::int64_t o = *c.projector_dim;
+    out.has_projector = true;
+    out.p1_w = get(n.projector + "linear_1.weight", {o, d});
+    out.p1_b = get(n.projector + "linear_1.bias", {o});
+    out.p2_w = get(n.projector + "linear_2.weight", {o, o});
+    out.p2_b = get(n.projector + "linear_2.bias", {o});
+  }
+  if (failed) return *failed;
+  return out;
+}
+
+/// Random weights at the preset's shape, initialised as Hugging Face's
+/// CLIPPreTrainedModel._init_weights does (factor 1), with a fixed seed.
+clip_weights make_random_weights(const clip_vision_config& c, std::uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const std::int64_t d = c.hidden_size, p = c.patch_size, t = c.num_tokens(), i = c.intermediate_size;
+  auto normal = [&](std::vector<std::int64_t> shape, double std) {
+    return at::normal(0.0, std, shape, gen, at::TensorOptions().dtype(at::kFloat));
+  };
+  const double layers2 = std::sqrt(2.0 * c.num_layers);
+  clip_weights w;
+  w.class_emb = normal({d}, std::pow(d, -0.5));
+  w.patch_w = normal({d, 3, p, p}, 0.02);
+  w.pos_emb = normal({t, d}, 0.02);
+  w.pre_w = at::ones({d});
+  w.pre_b = at::zeros({d});
+  const double attn_std = std::pow(d, -0.5) / layers2, out_std = std::pow(d, -0.5) / layers2;
+  for (int l = 0; l < c.layers_used(); ++l) {
+    layer_weights lw;
+    lw.ln1_w = at::ones({d});
+    lw.ln1_b = at::zeros({d});
+    lw.q_w = normal({d, d}, attn_std);
+    lw.k_w = normal({d, d}, attn_std);
+    lw.v_w = normal({d, d}, attn_std);
+    lw.o_w = normal({d, d}, out_std);
+    lw.q_b = at::zeros({d});
+    lw.k_b = at::zeros({d});
+    lw.v_b = at::zeros({d});
+    lw.o_b = at::zeros({d});
+    lw.ln2_w = at::ones({d});
+    lw.ln2_b = at::zeros({d});
+    lw.fc1_w = normal({i, d}, std::pow(2.0 * d, -0.5));
+    lw.fc1_b = at::zeros({i});
+    lw.fc2_w = normal({d, i}, std::pow(static_cast<double>(i), -0.5) / layers2);
+    lw.fc2_b = at::zeros({d});
+    w.layers.push_back(std::move(lw));
+  }
+  if (c.projector_dim) {
+    const std::int64_t o = *c.projector_dim;
+    w.has_projector = true;
+    w.p1_w = normal({o, d}, 0.02);
+    w.p1_b = at::zeros({o});
+    w.p2_w = normal({o, o}, 0.02);
+    w.p2_b = at::zeros({o});
+  }
+  return w;
+}
+
+std::uint64_t preset_seed(const std::string& name) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a of the name: fixed per preset
+  for (char ch : name) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  return h;
+}
+
+expected<at::Device> parse_device(const std::string& s) {
+  if (s == "cpu") return at::Device(at::kCPU);
+  if (s.rfind("cuda", 0) == 0) {
+    int index = 0;
+    if (s.size() > 4) {
+      if (s[4] != ':' || s.size() == 5 || s.find_first_not_of("0123456789", 5) != std::string::npos)
+        return error{errc::invalid_config, "device '" + s + "' (cpu, cuda or cuda:N)"};
+      index = std::stoi(s.substr(5));
+    }
+    if (!at::hasCUDA())
+      return error{errc::invalid_config, "device '" + s + "' requested, but this LibTorch has no CUDA"};
+    return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index));
+  }
+  return error{errc::invalid_config, "device '" + s + "' (cpu, cuda or cuda:N)"};
+}
+
+expected<at::ScalarType> parse_dtype(const std::string& s, const at::Device& device) {
+  at::ScalarType t;
+  if (s == "f32") t = at::kFloat;
+  else if (s == "f16") t = at::kHalf;
+  else if (s == "bf16") t = at::kBFloat16;
+  else return error{errc::invalid_config, "dtype '" + s + "' (f32, f16 or bf16)"};
+  if (device.is_cpu() && t != at::kFloat)
+    return error{errc::invalid_config, "dtype '" + s + "' is not supported on cpu (use f32)"};
+  return t;
+}
+
+}  // namespace
+
+struct vision_encoder::impl {
+  clip_vision_config cfg;
+  clip_weights w;
+  bool random = false;
+  std::string source;
+  at::Device device{at::kCPU};
+  at::ScalarType dtype = at::kFloat;
+  std::map<stream_id, stream_store> streams;
+
+  [[nodiscard]] at::TensorOptions opts() const { return at::TensorOptions().device(device).dtype(dtype); }
+
+  at::Tensor act(const at::Tensor& x) const {
+    return cfg.hidden_act == "quick_gelu" ? x * at::sigmoid(1.702 * x) : at::gelu(x);
+  }
+  at::Tensor mlp(const layer_weights& l, const at::Tensor& x) const {
+    return at::linear(act(at::linear(x, l.fc1_w, l.fc1_b)), l.fc2_w, l.fc2_b);
+  }
+  at::Tensor ln(const at::Tensor& x, const at::Tensor& wt, const at::Tensor& b) const {
+    return at::layer_norm(x, {cfg.hidden_size}, wt, b, cfg.layer_norm_eps);
+  }
+  at::Tensor project(const at::Tensor& x) const {
+    if (!w.has_projector) return x;
+    return at::linear(at::gelu(at::linear(x, w.p1_w, w.p1_b)), w.p2_w, w.p2_b);
+  }
+
+  at::Tensor pixels_tensor(const float* px) const {
+    const std::int64_t s = cfg.image_size;
+    return at::from_blob(const_cast<float*>(px), {3, s, s}, at::kFloat).to(device, dtype);
+  }
+
+  /// One encoder layer over [B, T, D], as HF's eager CLIPEncoderLayer.
+  at::Tensor layer_full(const layer_weights& l, const at::Tensor& x) const {
+    const std::int64_t b = x.size(0), t = x.size(1), h = cfg.num_heads, dh = cfg.head_dim();
+    const double scale = std::pow(static_cast<double>(dh), -0.5);
+    auto y = ln(x, l.ln1_w, l.ln1_b);
+    auto q = (at::linear(y, l.q_w, l.q_b) * scale).view({b, t, h, dh}).transpose(1, 2);
+    auto k = at::linear(y, l.k_w, l.k_b).view({b, t, h, dh}).transpose(1, 2);
+    auto v = at::linear(y, l.v_w, l.v_b).view({b, t, h, dh}).transpose(1, 2);
+    auto attn = at::softmax(at::matmul(q, k.transpose(-1, -2)), -1);
+    auto o = at::matmul(attn, v).transpose(1, 2).reshape({b, t, cfg.hidden_size});
+    auto x1 = x + at::linear(o, l.o_w, l.o_b);
+    return x1 + mlp(l, ln(x1, l.ln2_w, l.ln2_b));
+  }
+
+  std::vector<full_output> full(const std::vector<const float*>& frames, bool keep_hidden) const {
+    std::vector<at::Tensor> px;
+    for (const float* f : frames) px.push_back(pixels_tensor(f));
+    auto pix = at::stack(px);
+    const std::int64_t b = pix.size(0);
+    auto x = at::conv2d(pix, w.patch_w, {}, cfg.patch_size).flatten(2).transpose(1, 2);
+    x = at::cat({w.class_emb.view({1, 1, -1}).expand({b, 1, cfg.hidden_size}), x}, 1) + w.pos_emb;
+    x = ln(x, w.pre_w, w.pre_b);
+    std::vector<at::Tensor> hidden{x};
+    for (const auto& l : w.layers) {
+      x = layer_full(l, x);
+      if (keep_hidden) hidden.push_back(x);
+    }
+    auto feats = project(cfg.keep_class_token ? x : x.slice(1, 1));
+    std::vector<full_output> out(static_cast<std::size_t>(b));
+    for (std::int64_t i = 0; i < b; ++i) {
+      out[i].features = tensor_handle(feats[i].contiguous());
+      if (keep_hidden)
+        for (const auto& h : hidden) out[i].hidden_states.push_back(tensor_handle(h[i].contiguous()));
+    }
+    return out;
+  }
+
+  struct active_frame {
+    std::size_t request;
+    stream_store* store;
+    at::Tensor tokens;     // token indices (0 = class token) recomputed, int64
+    at::Tensor outputs;    // rows of `out` recomputed, int64
+    at::Tensor out_rows;   // rows of the recomputed tokens that feed `out`
+    std::int64_t offset = 0, count = 0;
+  };
+
+  std::vector<frame_result> sparse(const std::vector<frame_request>& batch,
+                                   const std::vector<std::vector<std::int64_t>>& positions,
+                                   const std::vector<bool>& full_frame) {
+    const std::int64_t d = cfg.hidden_size, t = cfg.num_tokens(), n = cfg.num_patches();
+    const std::int64_t h = cfg.num_heads, dh = cfg.head_dim(), p = cfg.patch_size, g = cfg.grid_side();
+    const double scale = std::pow(static_cast<double>(dh), -0.5);
+    const auto idx_opts = at::TensorOptions().dtype(at::kLong).device(device);
+    std::vector<frame_result> results(batch.size());
+    std::vector<active_frame> active;
+    std::vector<at::Tensor> embeds;
+    std::int64_t offset = 0;
+
+    for (std::size_t r = 0; r < batch.size(); ++r) {
+      const auto& req = batch[r];
+      results[r].stream = req.stream;
+      stream_store& s = streams[req.stream];
+      const bool fresh = !s.k.defined();
+      if (fresh) {
+        s.k = at::zeros({static_cast<std::int64_t>(w.layers.size()), t, d}, opts());
+        s.v = at::zeros_like(s.k);
+        s.hidden = at::zeros({t, d}, opts());
+        s.out = at::zeros({cfg.output_tokens(), cfg.output_dim()}, opts());
+      }
+      ++s.frames;
+      const auto& pos = positions[r];
+      if (!full_frame[r] && pos.empty()) continue;  // unchanged frame: no encoder work
+
+      // Token indices: the class token first, then the patches (position + 1).
+      std::vector<std::int64_t> tok{0};
+      for (auto q : pos) tok.push_back(q + 1);
+      active_frame a;
+      a.request = r;
+      a.store = &s;
+      a.tokens = at::tensor(tok, at::kLong).to(device);
+      a.offset = offset;
+      a.count = static_cast<std::int64_t>(tok.size());
+      if (cfg.keep_class_token) {
+        a.outputs = a.tokens;
+        a.out_rows = at::arange(a.count, idx_opts);
+      } else {
+        a.outputs = at::tensor(pos, at::kLong).to(device);
+        a.out_rows = at::arange(1, a.count, idx_opts);
+      }
+      // Patch embedding of the selected patches only: the convolution is a
+      // matrix product over each patch's (channel, row, column) pixels.
+      auto patches = pixels_tensor(req.pixels).view({3, g, p, g, p}).permute({1, 3, 0, 2, 4}).reshape({n, 3 * p * p});
+      auto sel = patches.index_select(0, a.tokens.slice(0, 1) - 1);
+      auto e = at::cat({w.class_emb.view({1, d}), at::matmul(sel, w.patch_w2d.t())}, 0) +
+               w.pos_emb.index_select(0, a.tokens);
+      embeds.push_back(e);
+      offset += a.count;
+      results[r].computed = static_cast<int>(pos.size());
+      results[r].full = full_frame[r];
+      active.push_back(std::move(a));
+    }
+
+    if (!active.empty()) {
+      auto x = ln(at::cat(embeds, 0), w.pre_w, w.pre_b);  // [sum of tokens, D]
+      for (std::size_t l = 0; l < w.layers.size(); ++l) {
+        const auto& lw = w.layers[l];
+        auto y = ln(x, lw.ln1_w, lw.ln1_b);
+        auto q = at::linear(y, lw.q_w, lw.q_b) * scale;
+        auto k = at::linear(y, lw.k_w, lw.k_b);
+        auto v = at::linear(y, lw.v_w, lw.v_b);
+        auto o = at::empty_like(q);
+        for (auto& a : active) {
+          auto kl = a.store->k[static_cast<std::int64_t>(l)];
+          auto vl = a.store->v[static_cast<std::int64_t>(l)];
+          kl.index_copy_(0, a.tokens, k.narrow(0, a.offset, a.count));
+          vl.index_copy_(0, a.tokens, v.narrow(0, a.offset, a.count));
+          auto qf = q.narrow(0, a.offset, a.count).view({a.count, h, dh}).transpose(0, 1);  // [H, m, dh]
+          auto kf = kl.view({t, h, dh}).permute({1, 2, 0});                                 // [H, dh, T]
+          auto vf = vl.view({t, h, dh}).transpose(0, 1);                                    // [H, T, dh]
+          auto attn = at::softmax(at::bmm(qf, kf), -1);
+          o.narrow(0, a.offset, a.count).copy_(at::bmm(attn, vf).transpose(0, 1).reshape({a.count, d}));
+        }
+        x = x + at::linear(o, lw.o_w, lw.o_b);
+        x = x + mlp(lw, ln(x, lw.ln2_w, lw.ln2_b));
+      }
+      for (auto& a : active) {
+        auto xf = x.narrow(0, a.offset, a.count);
+        a.store->hidden.index_copy_(0, a.tokens, xf);
+        a.store->out.index_copy_(0, a.outputs, project(xf.index_select(0, a.out_rows)));
+      }
+    }
+    // Results are snapshots: the store keeps changing with later frames.
+    for (std::size_t r = 0; r < batch.size(); ++r)
+      results[r].features = tensor_handle(streams[batch[r].stream].out.clone());
+    return results;
+  }
+};
+
+vision_encoder::vision_encoder(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+vision_encoder::~vision_encoder() = default;
+
+expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string& model,
+                                                              const encoder_options& options) {
+  auto device = parse_device(options.device);
+  if (!device) return device.err();
+  auto dtype = parse_dtype(options.dtype, *device);
+  if (!dtype) return dtype.err();
+  auto p = std::make_unique<impl>();
+  p->device = *device;
+  p->dtype = *dtype;
+  p->source = model;
+  try {
+    if (is_preset_name(model)) {
+      auto cfg = preset_config(model);
+      if (!cfg) return cfg.err();
+      p->cfg = *cfg;
+      p->w = make_random_weights(p->cfg, options.seed != 0 ? options.seed : preset_seed(model));
+      p->random = true;
+    } else {
+      namespace fs = std::filesystem;
+      if (!fs::is_directory(model))
+        return error{errc::not_found, "model '" + model +
+                                          "' is neither a preset (tiny, vit-b16, clip-vit-l14-336) nor a folder"};
+      const std::string config_path = (fs::path(model) / "config.json").string();
+      std::ifstream in(config_path);
+      if (!in) return error{errc::not_found, config_path + ": missing (a Hugging Face snapshot has one)"};
+      std::stringstream text;
+      text << in.rdbuf();
+      auto cfg = parse_clip_config(text.str(), config_path);
+      if (!cfg) return cfg.err();
+      p->cfg = *cfg;
+      auto weights = weight_set::open_folder(model);
+      if (!weights) return weights.err();
+      std::optional<key_layout> layout;
+      for (auto k : {key_layout::clip, key_layout::llava, key_layout::llava_model})
+        if (weights->contains(names_for(k).tower + "embeddings.class_embedding")) layout = k;
+      if (!layout)
+        return error{errc::not_found, model + ": no CLIP vision tower among the weights (looked for "
+                                              "vision_model.*, vision_tower.vision_model.*, "
+                                              "model.vision_tower.vision_model.*)"};
+      auto w = load_weights(*weights, p->cfg, *layout);
+      if (!w) return error{w.err().code, w.err().message + " (layout " + to_string(*layout) + ")"};
+      p->w = std::move(*w);
+    }
+    p->w.patch_w2d = p->w.patch_w.reshape({p->cfg.hidden_size, -1});
+    auto move = [&](at::Tensor& t) {
+      if (t.defined()) t = t.to(p->device, p->dtype).contiguous();
+    };
+    for (auto* t : {&p->w.class_emb, &p->w.patch_w, &p->w.patch_w2d, &p->w.pos_emb, &p->w.pre_w,
+                    &p->w.pre_b, &p->w.p1_w, &p->w.p1_b, &p->w.p2_w, &p->w.p2_b})
+      move(*t);
+    for (auto& l : p->w.layers)
+      for (auto* t : {&l.ln1_w, &l.ln1_b, &l.q_w, &l.q_b, &l.k_w, &l.k_b, &l.v_w, &l.v_b, &l.o_w,
+                      &l.o_b, &l.ln2_w, &l.ln2_b, &l.fc1_w, &l.fc1_b, &l.fc2_w, &l.fc2_b})
+        move(*t);
+  } catch (const c10::Error& e) {
+    return error{errc::io_error, "loading '" + model + "' failed in LibTorch: " + e.what_without_backtrace()};
+  }
+  const int threads = options.threads > 0 ? options.threads
+                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
+  return std::unique_ptr<vision_encoder>(new vision_encoder(std::move(p)));
+}
+
+const clip_vision_config& vision_encoder::config() const noexcept { return impl_->cfg; }
+bool vision_encoder::random_weights() const noexcept { return impl_->random; }
+int vision_encoder::threads() const { return at::get_num_threads(); }
+
+std::string vision_encoder::description() const {
+  const auto& c = impl_->cfg;
+  std::ostringstream os;
+  os << (impl_->random ? "RANDOM-WEIGHT preset '" : "weights from '") << impl_->source << "': "
+     << c.image_size << "/" << c.patch_size << ", width " << c.hidden_size << ", "
+     << c.layers_used() << " of " << c.num_layers << " layers run";
+  if (c.projector_dim) os << ", projector to " << *c.projector_dim;
+  os << ", " << impl_->device.str() << " " << c10::toString(impl_->dtype);
+  return os.str();
+}
+
+expected<std::vector<full_output>> vision_encoder::encode_full(const std::vector<const float*>& frames,
+                                                               bool hidden_states) {
+  if (frames.empty()) return std::vector<full_output>{};
+  for (const float* f : frames)
+    if (f == nullptr) return error{errc::invalid_argument, "encode_full: a frame without pixels"};
+  try {
+    at::NoGradGuard no_grad;
+    return impl_->full(frames, hidden_states);
+  } catch (const c10::Error& e) {
+    return error{errc::invalid_argument, std::string("encoder forward failed: ") + e.what_without_backtrace()};
+  }
+}
+
+expected<std::vector<frame_result>> vision_encoder::encode(const std::vector<frame_request>& batch) {
+  const int n = impl_->cfg.num_patches();
+  std::set<stream_id> seen;
+  std::vector<std::vector<std::int64_t>> positions(batch.size());
+  std::vector<bool> full(batch.size());
+  for (std::size_t r = 0; r < batch.size(); ++r) {
+    const auto& req = batch[r];
+    const std::string who = "stream " + std::to_string(req.stream);
+    if (!seen.insert(req.stream).second)
+      return error{errc::invalid_argument, who + " has two frames in one batch"};
+    if (req.pixels == nullptr) return error{errc::invalid_argument, who + ": frame without pixels"};
+    full[r] = req.full || !has_stream(req.stream);
+    if (full[r]) {
+      positions[r].resize(static_cast<std::size_t>(n));
+      for (int i = 0; i < n; ++i) positions[r][i] = i;
+      continue;
+    }
+    std::vector<bool> marked(static_cast<std::size_t>(n), false);
+    for (int q : req.positions) {
+      if (q < 0 || q >= n)
+        return error{errc::invalid_argument, who + ": position " + std::to_string(q) +
+                                                 " is outside the " + std::to_string(n) + " patches"};
+      marked[q] = true;
+    }
+    for (int i = 0; i < n; ++i)
+      if (marked[i]) positions[r].push_back(i);
+  }
+  try {
+    at::NoGradGuard no_grad;
+    return impl_->sparse(batch, positions, full);
+  } catch (const c10::Error& e) {
+    // A half-updated store would serve wrong tokens: drop it, the stream's
+    // next frame runs in full.
+    for (const auto& req : batch) impl_->streams.erase(req.stream);
+    return error{errc::invalid_argument, std::string("sparse encoder failed: ") + e.what_without_backtrace()};
+  }
+}
+
+bool vision_encoder::has_stream(stream_id stream) const { return impl_->streams.count(stream) != 0; }
+
+std::uint64_t vision_encoder::store_bytes(stream_id stream) const {
+  auto it = impl_->streams.find(stream);
+  if (it == impl_->streams.end()) return 0;
+  const auto& s = it->second;
+  return tensor_bytes(s.k) + tensor_bytes(s.v) + tensor_bytes(s.hidden) + tensor_bytes(s.out);
+}
+
+void vision_encoder::end_stream(stream_id stream) { impl_->streams.erase(stream); }
+
+}  // namespace vlcache

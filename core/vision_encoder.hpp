@@ -1,0 +1,88 @@
+#pragma once
+/// \file
+/// The CLIP vision tower (plus LLaVA's projector) with sparse recompute.
+///
+/// Full forward: Hugging Face's eager CLIPVisionModel up to the selected
+/// hidden state (no post layer norm), class token dropped for LLaVA's
+/// default strategy, then the projector (linear, exact GELU, linear).
+///
+/// Sparse forward (design: cache semantics 3): for the recompute set M of a
+/// frame, every layer runs layer norm, QKV, output projection and MLP for M
+/// and the class token only, writes their K/V into the stream's per-layer
+/// store, and lets their queries attend to all stored keys and values. The
+/// token-wise work of every frame in a batch runs as one flat token batch;
+/// attention stays per frame. A frame with M empty costs nothing and returns
+/// the stored tokens.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cache_stats.hpp"
+#include "core/clip_config.hpp"
+#include "core/error.hpp"
+#include "core/tensor_handle.hpp"
+
+namespace vlcache {
+
+struct encoder_options {
+  std::string device = "cpu";  ///< "cpu" or "cuda[:N]"
+  std::string dtype = "f32";   ///< "f32"; "f16"/"bf16" on CUDA only
+  int threads = 0;             ///< intra-op threads; 0 = the cores available
+  std::uint64_t seed = 0;      ///< random presets: 0 = the preset's fixed seed
+};
+
+struct full_output {
+  tensor_handle features;                    ///< [output_tokens, output_dim]
+  std::vector<tensor_handle> hidden_states;  ///< [num_tokens, hidden] each, on request
+};
+
+/// One frame of a sparse batch.
+struct frame_request {
+  stream_id stream = 0;
+  const float* pixels = nullptr;  ///< CHW, normalised, image_size square
+  std::vector<int> positions;     ///< patch positions (0..num_patches-1) to recompute
+  bool full = false;              ///< recompute every token (refresh)
+};
+
+struct frame_result {
+  stream_id stream = 0;
+  tensor_handle features;  ///< [output_tokens, output_dim], stored tokens included
+  int computed = 0;        ///< patch tokens recomputed (class token not counted)
+  bool full = false;       ///< the frame ran the full path (first frame or refresh)
+};
+
+class vision_encoder {
+ public:
+  /// `model` is a Hugging Face snapshot folder or a preset name. Presets use
+  /// random weights; random_weights() then says so.
+  [[nodiscard]] static expected<std::unique_ptr<vision_encoder>> load(const std::string& model,
+                                                                      const encoder_options& options);
+  ~vision_encoder();
+
+  [[nodiscard]] const clip_vision_config& config() const noexcept;
+  [[nodiscard]] bool random_weights() const noexcept;
+  [[nodiscard]] std::string description() const;
+  [[nodiscard]] int threads() const;
+
+  /// The reference path: full forward of one or more frames (CHW each).
+  [[nodiscard]] expected<std::vector<full_output>> encode_full(const std::vector<const float*>& frames,
+                                                               bool hidden_states = false);
+
+  /// Sparse forward of a batch (at most one frame per stream). A stream's
+  /// first frame always runs in full. On error nothing is stored.
+  [[nodiscard]] expected<std::vector<frame_result>> encode(const std::vector<frame_request>& batch);
+
+  [[nodiscard]] bool has_stream(stream_id stream) const;
+  /// Token store bytes of a stream (per-layer K/V, hidden tokens, outputs).
+  [[nodiscard]] std::uint64_t store_bytes(stream_id stream) const;
+  void end_stream(stream_id stream);
+
+ private:
+  struct impl;
+  explicit vision_encoder(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace vlcache

@@ -1,0 +1,259 @@
+// The CLIP vision encoder against reference outputs of a port of Hugging
+// Face's eager code (tests/fixtures/make_clip_reference.py), in every key
+// layout, and the invariants of sparse recompute.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/safetensors.hpp"
+#include "core/vision_encoder.hpp"
+
+namespace vlcache {
+namespace {
+
+const std::string dir = std::string(VLCACHE_FIXTURES) + "/clip_tiny/";
+
+/// max |a - b| / max |b|: the relative error the 1e-5 refers to.
+double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    num = std::max(num, static_cast<double>(std::fabs(a[i] - b[i])));
+    den = std::max(den, static_cast<double>(std::fabs(b[i])));
+  }
+  return den == 0 ? num : num / den;
+}
+
+struct reference {
+  weight_set w;
+  std::vector<float> pixels;  // [2, 3, 32, 32]
+  std::vector<float> frame(int i) const {
+    return {pixels.begin() + i * 3072, pixels.begin() + (i + 1) * 3072};
+  }
+  std::vector<float> slice(const std::string& name, std::vector<std::int64_t> shape, int i,
+                           int drop_rows = 0) const {
+    auto all = *w.read_f32(name, shape);
+    const std::int64_t per = all.size() / shape[0], row = shape.back();
+    return {all.begin() + i * per + drop_rows * row, all.begin() + (i + 1) * per};
+  }
+};
+
+const reference& ref() {
+  static const reference r = [] {
+    auto w = *weight_set::open_file(dir + "reference.safetensors");
+    auto px = *w.read_f32("pixel_values", {2, 3, 32, 32});
+    return reference{std::move(w), std::move(px)};
+  }();
+  return r;
+}
+
+std::unique_ptr<vision_encoder> load(const std::string& model) {
+  auto e = vision_encoder::load(model, encoder_options{});
+  EXPECT_TRUE(e) << (e ? "" : e.err().message);
+  return e ? std::move(*e) : nullptr;
+}
+
+class layouts : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(layouts, full_forward_matches_hugging_face_reference) {
+  auto enc = load(dir + GetParam());
+  ASSERT_TRUE(enc);
+  const bool llava = std::string(GetParam()) != "standalone";
+  EXPECT_EQ(enc->config().projector_dim.has_value(), llava);
+  EXPECT_FALSE(enc->random_weights());
+  const auto f0 = ref().frame(0), f1 = ref().frame(1);
+  auto out = enc->encode_full({f0.data(), f1.data()}, true);
+  ASSERT_TRUE(out) << out.err().message;
+  for (int i = 0; i < 2; ++i) {
+    const auto& o = (*out)[i];
+    // Hidden states 0 (embeddings after pre_layrnorm) .. 2 (layer 2 = -2).
+    ASSERT_EQ(o.hidden_states.size(), 3u);
+    for (int h = 0; h < 3; ++h)
+      EXPECT_LE(rel_error(o.hidden_states[h].to_vector(),
+                          ref().slice("hidden_states." + std::to_string(h), {2, 17, 32}, i)), 1e-5)
+          << "hidden state " << h << " frame " << i;
+    const auto want = llava ? ref().slice("features", {2, 16, 48}, i)
+                            : ref().slice("hidden_states.2", {2, 17, 32}, i, 1);  // class token dropped
+    EXPECT_EQ(o.features.shape(), (std::vector<std::int64_t>{16, llava ? 48 : 32}));
+    EXPECT_LE(rel_error(o.features.to_vector(), want), 1e-5) << "features frame " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(fixtures, layouts,
+                         ::testing::Values("standalone", "llava_old", "llava_sharded", "llava_new"));
+
+// ---- sparse recompute invariants --------------------------------------
+
+std::vector<int> all_positions() {
+  std::vector<int> p(16);
+  for (int i = 0; i < 16; ++i) p[i] = i;
+  return p;
+}
+
+std::vector<float> full_features(vision_encoder& enc, const std::vector<float>& px) {
+  return (*enc.encode_full({px.data()}))[0].features.to_vector();
+}
+
+TEST(sparse_encoder, every_token_missed_equals_the_full_forward) {
+  auto enc = load(dir + "llava_new");
+  const auto a = ref().frame(0), b = ref().frame(1);
+  auto first = enc->encode({{0, a.data(), {}, false}});
+  ASSERT_TRUE(first);
+  EXPECT_TRUE((*first)[0].full) << "a stream's first frame runs in full";
+  EXPECT_LE(rel_error((*first)[0].features.to_vector(), full_features(*enc, a)), 1e-5);
+  auto second = enc->encode({{0, b.data(), all_positions(), false}});
+  ASSERT_TRUE(second);
+  EXPECT_FALSE((*second)[0].full);
+  EXPECT_EQ((*second)[0].computed, 16);
+  EXPECT_LE(rel_error((*second)[0].features.to_vector(), full_features(*enc, b)), 1e-5);
+}
+
+TEST(sparse_encoder, unchanged_frame_costs_nothing_and_returns_the_stored_tokens) {
+  auto enc = load(dir + "llava_old");
+  const auto a = ref().frame(0);
+  auto first = *enc->encode({{0, a.data(), {}, false}});
+  const auto bytes = enc->store_bytes(0);
+  auto again = enc->encode({{0, a.data(), {}, false}});
+  ASSERT_TRUE(again);
+  EXPECT_EQ((*again)[0].computed, 0);
+  EXPECT_EQ((*again)[0].features.to_vector(), first[0].features.to_vector()) << "bit-identical";
+  EXPECT_EQ(enc->store_bytes(0), bytes);
+  // Even garbage pixels are never looked at when nothing is recomputed.
+  std::vector<float> garbage(3072, 1e9f);
+  EXPECT_EQ((*enc->encode({{0, garbage.data(), {}, false}}))[0].features.to_vector(),
+            first[0].features.to_vector());
+}
+
+TEST(sparse_encoder, partial_recompute_changes_only_the_recomputed_rows) {
+  auto enc = load(dir + "llava_new");
+  const auto a = ref().frame(0), b = ref().frame(1);
+  auto first = (*enc->encode({{0, a.data(), {}, false}}))[0].features.to_vector();
+  auto part = (*enc->encode({{0, b.data(), {2, 9}, false}}))[0];
+  EXPECT_EQ(part.computed, 2);
+  const auto v = part.features.to_vector();
+  for (int row = 0; row < 16; ++row) {
+    const bool recomputed = row == 2 || row == 9;
+    const std::vector<float> old_row(first.begin() + row * 48, first.begin() + (row + 1) * 48);
+    const std::vector<float> new_row(v.begin() + row * 48, v.begin() + (row + 1) * 48);
+    if (recomputed) EXPECT_NE(new_row, old_row) << row;
+    else EXPECT_EQ(new_row, old_row) << row;
+  }
+}
+
+TEST(sparse_encoder, forced_refresh_equals_the_full_forward) {
+  auto enc = load(dir + "llava_new");
+  const auto a = ref().frame(0), b = ref().frame(1);
+  ASSERT_TRUE(enc->encode({{0, a.data(), {}, false}}));
+  ASSERT_TRUE(enc->encode({{0, b.data(), {1, 5, 6}, false}}));  // stale context now
+  auto refreshed = enc->encode({{0, b.data(), {}, true}});
+  ASSERT_TRUE(refreshed);
+  EXPECT_TRUE((*refreshed)[0].full);
+  EXPECT_LE(rel_error((*refreshed)[0].features.to_vector(), full_features(*enc, b)), 1e-5);
+}
+
+TEST(sparse_encoder, batched_equals_unbatched) {
+  auto batched = load(dir + "llava_new");
+  auto single = load(dir + "llava_new");
+  const auto a = ref().frame(0), b = ref().frame(1);
+  // Streams 1 and 2 start on different frames, then each recomputes a subset.
+  ASSERT_TRUE(batched->encode({{1, a.data(), {}, false}, {2, b.data(), {}, false}}));
+  ASSERT_TRUE(single->encode({{1, a.data(), {}, false}}));
+  ASSERT_TRUE(single->encode({{2, b.data(), {}, false}}));
+  auto together = *batched->encode({{1, b.data(), {0, 3, 4}, false}, {2, a.data(), {7, 8, 15, 11}, false}});
+  auto one = *single->encode({{1, b.data(), {0, 3, 4}, false}});
+  auto two = *single->encode({{2, a.data(), {7, 8, 15, 11}, false}});
+  EXPECT_LE(rel_error(together[0].features.to_vector(), one[0].features.to_vector()), 1e-6);
+  EXPECT_LE(rel_error(together[1].features.to_vector(), two[0].features.to_vector()), 1e-6);
+  EXPECT_EQ(together[1].computed, 4);
+}
+
+TEST(sparse_encoder, store_is_reported_and_freed) {
+  auto enc = load("tiny");
+  ASSERT_TRUE(enc->random_weights());
+  EXPECT_NE(enc->description().find("RANDOM-WEIGHT"), std::string::npos);
+  const auto a = ref().frame(0);
+  ASSERT_TRUE(enc->encode({{4, a.data(), {}, false}}));
+  // K and V for 2 layers x 17 tokens x 32, hidden 17 x 32, output 16 x 48, f32.
+  EXPECT_EQ(enc->store_bytes(4), 4u * (2 * 2 * 17 * 32 + 17 * 32 + 16 * 48));
+  enc->end_stream(4);
+  EXPECT_FALSE(enc->has_stream(4));
+  EXPECT_EQ(enc->store_bytes(4), 0u);
+}
+
+TEST(sparse_encoder, rejects_bad_requests_without_touching_the_store) {
+  auto enc = load("tiny");
+  const auto a = ref().frame(0), b = ref().frame(1);
+  auto first = (*enc->encode({{0, a.data(), {}, false}}))[0].features.to_vector();
+  auto dup = enc->encode({{0, b.data(), {1}, false}, {0, b.data(), {2}, false}});
+  ASSERT_FALSE(dup);
+  EXPECT_NE(dup.err().message.find("stream 0 has two frames"), std::string::npos);
+  auto range = enc->encode({{0, b.data(), {16}, false}});
+  ASSERT_FALSE(range);
+  EXPECT_NE(range.err().message.find("position 16 is outside the 16 patches"), std::string::npos);
+  EXPECT_FALSE(enc->encode({{0, nullptr, {1}, false}}));
+  EXPECT_EQ((*enc->encode({{0, b.data(), {}, false}}))[0].features.to_vector(), first);
+}
+
+// ---- bad model input ---------------------------------------------------
+
+std::string copy_fixture(const std::string& name) {
+  namespace fs = std::filesystem;
+  const auto to = fs::temp_directory_path() / ("vlcache_model_" + name);
+  fs::remove_all(to);
+  fs::copy(dir + "llava_new", to);
+  return to.string();
+}
+
+void expect_load_error(const std::string& model, const std::vector<std::string>& needles,
+                       encoder_options o = {}) {
+  auto e = vision_encoder::load(model, o);
+  ASSERT_FALSE(e) << model;
+  for (const auto& n : needles) EXPECT_NE(e.err().message.find(n), std::string::npos) << e.err().message;
+}
+
+TEST(vision_encoder_load, errors_name_the_file_and_tensor) {
+  expect_load_error("/nonexistent/model", {"/nonexistent/model", "neither a preset"});
+  expect_load_error("vit-h14", {"vit-h14"});
+
+  auto no_config = copy_fixture("no_config");
+  std::filesystem::remove(no_config + "/config.json");
+  expect_load_error(no_config, {"config.json: missing"});
+
+  // A config that does not match the weights.
+  auto wider = copy_fixture("wider");
+  {
+    std::ifstream in(wider + "/config.json");
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    text.replace(text.find("\"intermediate_size\": 64"), 23, "\"intermediate_size\": 80");
+    std::ofstream(wider + "/config.json") << text;
+  }
+  expect_load_error(wider, {"model.safetensors: tensor 'model.vision_tower.vision_model.encoder.layers.0.mlp.fc1.weight' has shape [64, 32], the config needs [80, 32]"});
+
+  // A truncated weight file.
+  auto truncated = copy_fixture("truncated");
+  std::filesystem::resize_file(truncated + "/model.safetensors", 6);
+  expect_load_error(truncated, {"model.safetensors", "truncated"});
+
+  auto bad_json = copy_fixture("bad_json");
+  std::ofstream(bad_json + "/config.json") << "{\"vision_config\": {\"hidden_size\": 30, \"num_attention_heads\": 4}}";
+  expect_load_error(bad_json, {"config.json", "not divisible"});
+
+  encoder_options half;
+  half.dtype = "f16";
+  expect_load_error("tiny", {"'f16' is not supported on cpu"}, half);
+  encoder_options cuda;
+  cuda.device = "cuda:0";
+  auto e = vision_encoder::load("tiny", cuda);
+  if (!e) {
+    EXPECT_NE(e.err().message.find("cuda:0"), std::string::npos) << e.err().message;
+  }
+  encoder_options bad_device;
+  bad_device.device = "tpu";
+  expect_load_error("tiny", {"device 'tpu'"}, bad_device);
+}
+
+}  // namespace
+}  // namespace vlcache
