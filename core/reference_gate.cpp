@@ -1,5 +1,7 @@
 #include "core/reference_gate.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <string>
 
 namespace vlcache {
@@ -65,14 +67,25 @@ expected<gate_decision> reference_gate::decide(stream_id stream, const frame_sig
   const std::size_t pb = sigs.patch_bytes();
   gate_decision d;
   d.miss.assign(n, 0);
+  d.score.assign(n, 0.0f);
+  const float inf = std::numeric_limits<float>::infinity();
+  auto ratio = [](float dist, float threshold) { return threshold > 0 ? dist / threshold : (dist > 0 ? 1e9f : 0.0f); };
   for (int pos = 0; pos < n; ++pos) {
-    bool miss = s.computed_at[pos] < 0;
-    if (!miss && thresholds_.ahash) miss = hamming(sigs.ahash[pos], s.ahash[pos]) > *thresholds_.ahash;
-    if (!miss && thresholds_.dhash) miss = hamming(sigs.dhash[pos], s.dhash[pos]) > *thresholds_.dhash;
-    if (!miss && thresholds_.phash) miss = hamming(sigs.phash[pos], s.phash[pos]) > *thresholds_.phash;
-    if (!miss && thresholds_.mad)
-      miss = mean_abs_diff(sigs.patch(pos), s.patches.data() + pb * pos, pb) > *thresholds_.mad;
-    if (miss) {
+    float score = 0.0f;
+    if (s.computed_at[pos] < 0) {
+      score = inf;
+    } else {
+      if (thresholds_.ahash)
+        score = std::max(score, ratio(static_cast<float>(hamming(sigs.ahash[pos], s.ahash[pos])), *thresholds_.ahash));
+      if (thresholds_.dhash)
+        score = std::max(score, ratio(static_cast<float>(hamming(sigs.dhash[pos], s.dhash[pos])), *thresholds_.dhash));
+      if (thresholds_.phash)
+        score = std::max(score, ratio(static_cast<float>(hamming(sigs.phash[pos], s.phash[pos])), *thresholds_.phash));
+      if (thresholds_.mad)
+        score = std::max(score, ratio(mean_abs_diff(sigs.patch(pos), s.patches.data() + pb * pos, pb), *thresholds_.mad));
+    }
+    d.score[pos] = score;
+    if (score > 1.0f) {
       d.miss[pos] = 1;
       d.miss_positions.push_back(pos);
     }

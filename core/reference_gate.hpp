@@ -35,6 +35,10 @@ struct gate_thresholds {
 
 struct gate_decision {
   std::vector<std::uint8_t> miss;  ///< 1 where the token must be recomputed
+  /// How far past its threshold each position is: the largest distance /
+  /// threshold over the signatures in the gate (> 1 is a miss; infinite
+  /// without a reference). Budgets recompute the largest first.
+  std::vector<float> score;
   std::vector<int> miss_positions; ///< the same, as raster positions
   [[nodiscard]] int misses() const noexcept { return static_cast<int>(miss_positions.size()); }
   [[nodiscard]] double miss_share() const noexcept {

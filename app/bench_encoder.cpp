@@ -1,0 +1,314 @@
+#include "app/bench_encoder.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "connectors/video_reader.hpp"
+#include "core/drift_policy.hpp"
+#include "core/patch_signatures.hpp"
+#include "core/preprocess.hpp"
+#include "core/reference_gate.hpp"
+#include "core/vision_encoder.hpp"
+#include "graph/cache_spec.hpp"
+
+namespace vlcache::app {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * (v.size() - 1) + 0.5))];
+}
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0.0 : s / v.size();
+}
+
+/// The BLAS library this process actually mapped (not what was asked for).
+std::string blas_in_use() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto at = line.find('/');
+    if (at == std::string::npos) continue;
+    const std::string path = line.substr(at);
+    if (path.find("libblas") != std::string::npos || path.find("openblas") != std::string::npos ||
+        path.find("libmkl") != std::string::npos)
+      return path;
+  }
+  return "unknown";
+}
+
+struct stream_frames {
+  std::vector<std::vector<float>> pixels;  // CHW per frame
+  std::vector<frame_signatures> sigs;
+  std::vector<double> sign_ms;
+};
+
+struct fidelity {
+  std::vector<double> cosines;  // per token, frames after the first
+  double err2 = 0, naive2 = 0, max_rel = 0;
+
+  void add(const float* sparse, const float* full, const float* prev_full, std::int64_t tokens,
+           std::int64_t dim) {
+    double frame_max = 0, full_max = 0;
+    for (std::int64_t t = 0; t < tokens; ++t) {
+      const float* a = sparse + t * dim;
+      const float* b = full + t * dim;
+      double dot = 0, na = 0, nb = 0;
+      for (std::int64_t i = 0; i < dim; ++i) {
+        dot += double(a[i]) * b[i];
+        na += double(a[i]) * a[i];
+        nb += double(b[i]) * b[i];
+        const double e = a[i] - b[i], n = b[i] - prev_full[t * dim + i];
+        err2 += e * e;
+        naive2 += n * n;
+        frame_max = std::max(frame_max, std::fabs(e));
+        full_max = std::max(full_max, std::fabs(double(b[i])));
+      }
+      cosines.push_back(dot / std::sqrt(std::max(na * nb, 1e-30)));
+    }
+    max_rel = std::max(max_rel, frame_max / std::max(full_max, 1e-30));
+  }
+};
+
+nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& data,
+                       const gate_thresholds& gate_cfg, const drift_config& drift_cfg, const std::string& model) {
+  const auto& c = enc.config();
+  const auto grid = *patch_grid::make(c.image_size, c.patch_size);
+  const int s_count = static_cast<int>(data.size());
+  auto gate = *reference_gate::make(grid, gate_cfg);
+  auto drift = *drift_controller::make(grid.count(), drift_cfg);
+  for (int s = 0; s < s_count; ++s) enc.end_stream(static_cast<stream_id>(s));
+
+  std::vector<double> full_ms, sparse_ms, gate_ms, shares;
+  fidelity fid;
+  std::vector<std::vector<float>> prev_full(s_count);
+  std::uint64_t peak_store = 0;
+  int full_frames = 0;
+  const std::size_t frames = data[0].pixels.size();
+  const std::int64_t tokens = c.output_tokens(), dim = c.output_dim();
+
+  for (std::size_t f = 0; f < frames; ++f) {
+    // Full recompute of the S frames, batched: the baseline at its best.
+    std::vector<const float*> px;
+    for (int s = 0; s < s_count; ++s) px.push_back(data[s].pixels[f].data());
+    auto t0 = clock_type::now();
+    auto full = enc.encode_full(px);
+    const double full_t = ms_since(t0);
+    if (!full) throw std::runtime_error(full.err().message);
+
+    // Sparse: gate and plan each stream's frame, then one batch.
+    t0 = clock_type::now();
+    std::vector<frame_request> batch;
+    std::vector<compute_plan> plans;
+    for (int s = 0; s < s_count; ++s) {
+      auto d = gate.decide(static_cast<stream_id>(s), data[s].sigs[f]);
+      auto p = drift.plan(static_cast<stream_id>(s), *d);
+      batch.push_back({static_cast<stream_id>(s), px[s], p->positions, p->full});
+      plans.push_back(*p);
+    }
+    const double gate_t = ms_since(t0);
+    t0 = clock_type::now();
+    auto sparse = enc.encode(batch);
+    const double sparse_t = ms_since(t0);
+    if (!sparse) throw std::runtime_error(sparse.err().message);
+    for (int s = 0; s < s_count; ++s) {
+      (void)gate.commit(static_cast<stream_id>(s), data[s].sigs[f], plans[s].positions, f);
+      drift.commit(static_cast<stream_id>(s), plans[s]);
+      peak_store = std::max(peak_store, enc.store_bytes(static_cast<stream_id>(s)));
+    }
+    double sign_t = 0;
+    for (int s = 0; s < s_count; ++s) sign_t += data[s].sign_ms[f];
+    gate_ms.push_back((gate_t + sign_t) / s_count);
+    if (f == 0) {
+      for (int s = 0; s < s_count; ++s) prev_full[s] = (*full)[s].features.to_vector();
+      continue;  // both paths run in full on a stream's first frame
+    }
+    bool any_full = false;
+    for (int s = 0; s < s_count; ++s) {
+      const auto& r = (*sparse)[s];
+      any_full |= r.full;
+      shares.push_back(r.full ? 1.0 : static_cast<double>(r.computed) / grid.count());
+      const auto fv = (*full)[s].features.to_vector();
+      fid.add(r.features.data(), fv.data(), prev_full[s].data(), tokens, dim);
+      prev_full[s] = fv;
+    }
+    full_frames += any_full;
+    full_ms.push_back(full_t / s_count);
+    sparse_ms.push_back(sparse_t / s_count);
+  }
+  const double full_med = quantile(full_ms, 0.5), sparse_med = quantile(sparse_ms, 0.5);
+  const double share = mean(shares);
+  const double speedup = sparse_med > 0 ? full_med / sparse_med : 0;
+  std::vector<double> cos = fid.cosines;
+  nlohmann::json j{{"model", model},
+                   {"random_weights", enc.random_weights()},
+                   {"frames", frames},
+                   {"streams", s_count},
+                   {"tokens_per_frame", grid.count()},
+                   {"share_recomputed_mean", share},
+                   {"share_recomputed_p95", quantile(shares, 0.95)},
+                   {"frames_with_full_refresh", full_frames},
+                   {"full_ms_per_frame_median", full_med},
+                   {"sparse_ms_per_frame_median", sparse_med},
+                   {"sparse_ms_per_frame_mean", mean(sparse_ms)},
+                   {"signatures_and_gate_ms_per_frame_median", quantile(gate_ms, 0.5)},
+                   {"speedup", speedup},
+                   {"efficiency", speedup * share},
+                   {"cosine_mean", mean(cos)},
+                   {"cosine_p1", quantile(cos, 0.01)},
+                   {"err_over_naive", fid.naive2 > 0 ? std::sqrt(fid.err2 / fid.naive2) : 0.0},
+                   {"max_relative_error", fid.max_rel},
+                   {"peak_store_bytes_per_stream", peak_store},
+                   {"threads", enc.threads()},
+                   {"blas", blas_in_use()}};
+  return j;
+}
+
+}  // namespace
+
+void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
+  auto* c = bench.add_subcommand("encoder", "Full vs sparse recompute over a real video, 1 and N streams");
+  c->add_option("--model", o.model, "Preset or Hugging Face folder")->default_val(o.model);
+  c->add_option("--video", o.video, "Video file")->default_val(o.video);
+  c->add_option("--config", o.config, "Pipeline TOML whose [gate] to use (default: ahash<=8 + mad<=6)");
+  c->add_option("--frames", o.frames, "Frames per stream")->default_val(o.frames)->check(CLI::Range(2, 100000));
+  c->add_option("--stride", o.stride, "Use every stride-th frame of the video (10 = 1 FPS on vtest)")->default_val(1)->check(CLI::Range(1, 1000));
+  c->add_option("--streams", o.streams, "Streams for the batched run (1: single run only)")->default_val(o.streams)->check(CLI::Range(1, 64));
+  c->add_option("--stream-offset", o.stream_offset, "Source frames between stream starts")->default_val(o.stream_offset);
+  c->add_option("--start", o.start, "First source frame of stream 0")->default_val(0);
+  c->add_option("--refresh-interval", o.refresh_interval, "Drift: full refresh every N frames (0: never)")->default_val(0);
+  c->add_option("--max-token-age", o.max_token_age, "Drift: recompute tokens older than N frames (0: never)")->default_val(0);
+  c->add_option("--drift-budget", o.drift_budget, "Drift: recompute a token once this share of the frame changed since (0: off)")->default_val(0.0);
+  c->add_option("--top-r", o.top_r, "Drift: at most R tokens per frame (0: no limit)")->default_val(0);
+  c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
+  c->add_option("--device", o.device, "cpu or cuda[:N]")->default_val("cpu");
+  c->add_option("--dtype", o.dtype, "f32, f16, bf16")->default_val("f32");
+  c->add_option("--json", o.json, "Write the results as JSON");
+}
+
+int run_bench_encoder(const bench_encoder_options& o) {
+  encoder_options eo;
+  eo.device = o.device;
+  eo.dtype = o.dtype;
+  eo.threads = o.threads;
+  auto enc = vision_encoder::load(o.model, eo);
+  if (!enc) {
+    std::fprintf(stderr, "error: %s\n", enc.err().message.c_str());
+    return 2;
+  }
+  if ((*enc)->random_weights())
+    std::printf("NOTICE: %s -- random weights: speed is real, outputs mean nothing\n",
+                (*enc)->description().c_str());
+  gate_thresholds gate_cfg = graph::default_gate();
+  if (!o.config.empty()) {
+    auto spec = graph::load_cache_spec(o.config);
+    if (!spec.ok()) {
+      for (const auto& e : spec.errors) std::fprintf(stderr, "error: %s\n", e.c_str());
+      return 2;
+    }
+    gate_cfg = spec.spec.gate;
+  }
+  drift_config drift_cfg;
+  drift_cfg.refresh_interval = o.refresh_interval;
+  drift_cfg.max_token_age = o.max_token_age;
+  drift_cfg.changed_share_budget = o.drift_budget;
+  drift_cfg.max_tokens_per_frame = o.top_r;
+  if (auto st = drift_cfg.validate(); !st) {
+    std::fprintf(stderr, "error: %s\n", st.err().message.c_str());
+    return 2;
+  }
+
+  const auto& c = (*enc)->config();
+  const auto engine = *signature_engine::make(*patch_grid::make(c.image_size, c.patch_size));
+  const auto pre_cfg = preprocess_config::clip(c.image_size);
+  std::vector<stream_frames> data(static_cast<std::size_t>(o.streams));
+  for (int s = 0; s < o.streams; ++s) {
+    connectors::video_reader_config rc;
+    rc.source = o.video;
+    rc.start_frame = static_cast<std::uint64_t>(o.start + s * o.stream_offset);
+    auto reader = connectors::video_reader::open(rc);
+    if (!reader) {
+      std::fprintf(stderr, "error: %s\n", reader.err().message.c_str());
+      return 2;
+    }
+    for (int read = 0; static_cast<int>(data[s].pixels.size()) < o.frames; ++read) {
+      auto f = (*reader)->read();
+      if (!f) break;
+      if (read % o.stride != 0) continue;
+      auto pre = preprocess(f->view, pre_cfg);
+      if (!pre) {
+        std::fprintf(stderr, "error: %s\n", pre.err().message.c_str());
+        return 2;
+      }
+      const auto t0 = clock_type::now();
+      auto sig = engine.compute(image_view{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb});
+      data[s].sign_ms.push_back(ms_since(t0));
+      data[s].sigs.push_back(std::move(*sig));
+      data[s].pixels.push_back(std::move(pre->pixels));
+    }
+  }
+  std::size_t frames = data[0].pixels.size();
+  for (const auto& d : data) frames = std::min(frames, d.pixels.size());
+  if (frames < 2) {
+    std::fprintf(stderr, "error: '%s' gave fewer than 2 frames per stream at these offsets\n", o.video.c_str());
+    return 2;
+  }
+  for (auto& d : data) {
+    d.pixels.resize(frames);
+    d.sigs.resize(frames);
+    d.sign_ms.resize(frames);
+  }
+
+  nlohmann::json out;
+  out["video"] = o.video;
+  out["stride"] = o.stride;
+  out["drift"] = {{"refresh_interval", o.refresh_interval}, {"max_token_age", o.max_token_age},
+                  {"drift_budget", o.drift_budget}, {"top_r", o.top_r}};
+  std::vector<int> counts{1};
+  if (o.streams > 1) counts.push_back(o.streams);
+  std::printf("%-8s %7s %9s %9s %9s %9s %8s %6s %8s %8s %8s %9s\n", "streams", "frames", "share", "p95",
+              "full ms", "sparse ms", "speedup", "eff", "cos", "cos p1", "err/nv", "sig+gate");
+  try {
+    for (int n : counts) {
+      std::vector<stream_frames> subset(data.begin(), data.begin() + n);
+      auto r = run_one(**enc, subset, gate_cfg, drift_cfg, o.model);
+      std::printf("%-8d %7zu %8.2f%% %8.2f%% %9.1f %9.1f %7.2fx %6.2f %8.5f %8.5f %8.3f %8.3fms\n", n, frames,
+                  100 * r["share_recomputed_mean"].get<double>(), 100 * r["share_recomputed_p95"].get<double>(),
+                  r["full_ms_per_frame_median"].get<double>(), r["sparse_ms_per_frame_median"].get<double>(),
+                  r["speedup"].get<double>(), r["efficiency"].get<double>(), r["cosine_mean"].get<double>(),
+                  r["cosine_p1"].get<double>(), r["err_over_naive"].get<double>(),
+                  r["signatures_and_gate_ms_per_frame_median"].get<double>());
+      out["runs"].push_back(r);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  const auto& first = out["runs"][0];
+  std::printf("threads %d, BLAS %s, peak token store %.1f MB per stream\n", first["threads"].get<int>(),
+              first["blas"].get<std::string>().c_str(),
+              first["peak_store_bytes_per_stream"].get<double>() / 1e6);
+  if (!o.json.empty()) {
+    std::ofstream f(o.json);
+    if (!f) {
+      std::fprintf(stderr, "error: cannot write '%s'\n", o.json.c_str());
+      return 1;
+    }
+    f << out.dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace vlcache::app

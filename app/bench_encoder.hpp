@@ -1,0 +1,35 @@
+#pragma once
+/// \file
+/// `vlcache bench encoder`: full recompute and sparse recompute side by
+/// side over consecutive frames of a real video, one stream and N streams
+/// batched, with the pipeline's signatures, gate and drift control.
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace vlcache::app {
+
+struct bench_encoder_options {
+  std::string model = "vit-b16";
+  std::string video = "/usr/share/doc/opencv-doc/examples/data/vtest.avi";
+  std::string config;  // pipeline TOML for [gate]; default gate otherwise
+  int frames = 40;
+  int stride = 1;
+  int streams = 4;
+  int stream_offset = 150;
+  int start = 0;
+  int refresh_interval = 0;
+  int max_token_age = 0;
+  double drift_budget = 0.0;
+  int top_r = 0;
+  int threads = 0;
+  std::string device = "cpu";
+  std::string dtype = "f32";
+  std::string json;
+};
+
+void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& opts);
+[[nodiscard]] int run_bench_encoder(const bench_encoder_options& opts);
+
+}  // namespace vlcache::app
