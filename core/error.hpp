@@ -45,6 +45,7 @@ class [[nodiscard]] expected {
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
 
   [[nodiscard]] const error& err() const { assert(!has_value()); return std::get<1>(v_); }
 

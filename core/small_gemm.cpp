@@ -67,18 +67,23 @@ void packed_weight::apply(const float* x, int m, float* y, int first, int last) 
     const float* panel = &panels_[static_cast<std::size_t>(p) * k_ * panel_width];
     const float* b = &bias_[static_cast<std::size_t>(p) * panel_width];
     const int col0 = p * panel_width, cols = std::min(panel_width, n_ - col0);
-    int r = 0;
-    for (; r + 6 <= m; r += 6)
-      kernel<6>(x + static_cast<std::size_t>(r) * k_, k_, panel, b, y + static_cast<std::size_t>(r) * n_ + col0, n_, cols);
-    const float* xr = x + static_cast<std::size_t>(r) * k_;
-    float* yr = y + static_cast<std::size_t>(r) * n_ + col0;
-    switch (m - r) {
-      case 5: kernel<5>(xr, k_, panel, b, yr, n_, cols); break;
-      case 4: kernel<4>(xr, k_, panel, b, yr, n_, cols); break;
-      case 3: kernel<3>(xr, k_, panel, b, yr, n_, cols); break;
-      case 2: kernel<2>(xr, k_, panel, b, yr, n_, cols); break;
-      case 1: kernel<1>(xr, k_, panel, b, yr, n_, cols); break;
-      default: break;
+    // Balanced row blocks (15 rows: 5+5+5, not 6+6+3): a block of 4 or
+    // fewer rows has too few independent sums to hide the FMA latency.
+    const int blocks = (m + 5) / 6;
+    for (int blk = 0, r = 0; blk < blocks; ++blk) {
+      const int rows = (m - r + (blocks - blk) - 1) / (blocks - blk);
+      const float* xr = x + static_cast<std::size_t>(r) * k_;
+      float* yr = y + static_cast<std::size_t>(r) * n_ + col0;
+      r += rows;
+      switch (rows) {
+        case 6: kernel<6>(xr, k_, panel, b, yr, n_, cols); break;
+        case 5: kernel<5>(xr, k_, panel, b, yr, n_, cols); break;
+        case 4: kernel<4>(xr, k_, panel, b, yr, n_, cols); break;
+        case 3: kernel<3>(xr, k_, panel, b, yr, n_, cols); break;
+        case 2: kernel<2>(xr, k_, panel, b, yr, n_, cols); break;
+        case 1: kernel<1>(xr, k_, panel, b, yr, n_, cols); break;
+        default: break;
+      }
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -14,6 +15,7 @@
 
 #include "core/safetensors.hpp"
 #include "core/small_gemm.hpp"
+#include "core/sparse_attention.hpp"
 
 namespace vlcache {
 namespace {
@@ -25,8 +27,8 @@ struct dense {
   at::Tensor w, b;
   packed_weight packed;
 
-  void prepare() {
-    if (w.device().is_cpu() && w.scalar_type() == at::kFloat) {
+  void prepare(bool aten_only) {
+    if (!aten_only && w.device().is_cpu() && w.scalar_type() == at::kFloat) {
       auto wc = w.contiguous();
       auto bc = b.contiguous();
       packed = packed_weight(wc.data_ptr<float>(), static_cast<int>(wc.size(0)),
@@ -235,6 +237,7 @@ struct vision_encoder::impl {
   std::string source;
   at::Device device{at::kCPU};
   at::ScalarType dtype = at::kFloat;
+  bool cpu_kernels = true;  // CPU f32 and not aten_only
   std::map<stream_id, stream_store> streams;
 
   [[nodiscard]] at::TensorOptions opts() const { return at::TensorOptions().device(device).dtype(dtype); }
@@ -303,12 +306,66 @@ struct vision_encoder::impl {
     std::int64_t offset = 0, count = 0;
   };
 
+  /// Writes the frames' new K/V rows into their stores and attends their
+  /// queries to all of the stores' rows: one ATen sequence per frame.
+  void attend_aten(std::vector<active_frame>& active, std::size_t l, const at::Tensor& q,
+                   const at::Tensor& k, const at::Tensor& v, at::Tensor& o) const {
+    const std::int64_t d = cfg.hidden_size, t = cfg.num_tokens(), h = cfg.num_heads, dh = cfg.head_dim();
+    for (auto& a : active) {
+      auto kl = a.store->k[static_cast<std::int64_t>(l)];
+      auto vl = a.store->v[static_cast<std::int64_t>(l)];
+      kl.index_copy_(0, a.tokens, k.narrow(0, a.offset, a.count));
+      vl.index_copy_(0, a.tokens, v.narrow(0, a.offset, a.count));
+      auto qf = q.narrow(0, a.offset, a.count).view({a.count, h, dh}).transpose(0, 1).contiguous();  // [H, m, dh]
+      auto kf = kl.view({t, h, dh}).permute({1, 2, 0});                                              // [H, dh, T]
+      auto vf = vl.view({t, h, dh}).transpose(0, 1);                                                 // [H, T, dh]
+      auto attn = at::softmax(at::bmm(qf, kf), -1);
+      o.narrow(0, a.offset, a.count).copy_(at::bmm(attn, vf).transpose(0, 1).reshape({a.count, d}));
+    }
+  }
+
+  /// The same on the CPU in f32: K/V rows copied in place, then every
+  /// (frame, head) in one parallel region, one softmax over all scores,
+  /// and the weighted sums in a second region.
+  void attend_cpu(std::vector<active_frame>& active, std::size_t l, const at::Tensor& q,
+                  const at::Tensor& k, const at::Tensor& v, at::Tensor& o) const {
+    const std::int64_t d = cfg.hidden_size, t = cfg.num_tokens();
+    const attention_shape shape{cfg.num_tokens(), cfg.num_heads, cfg.head_dim()};
+    std::vector<attention_frame> frames;
+    std::int64_t scores = 0;
+    for (auto& a : active) {
+      float* kl = a.store->k[static_cast<std::int64_t>(l)].data_ptr<float>();
+      float* vl = a.store->v[static_cast<std::int64_t>(l)].data_ptr<float>();
+      const float* kn = k.data_ptr<float>() + a.offset * d;
+      const float* vn = v.data_ptr<float>() + a.offset * d;
+      const std::int64_t* tok = a.tokens.data_ptr<std::int64_t>();
+      for (std::int64_t j = 0; j < a.count; ++j) {
+        std::memcpy(kl + tok[j] * d, kn + j * d, sizeof(float) * d);
+        std::memcpy(vl + tok[j] * d, vn + j * d, sizeof(float) * d);
+      }
+      frames.push_back({q.data_ptr<float>() + a.offset * d, o.data_ptr<float>() + a.offset * d, kl, vl,
+                        static_cast<int>(a.count), scores});
+      scores += a.count * cfg.num_heads * t;
+    }
+    auto s = at::empty({scores / t, t}, q.options());
+    const std::int64_t items = static_cast<std::int64_t>(frames.size()) * cfg.num_heads;
+    at::parallel_for(0, items, 1, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i)
+        attention_scores(frames[i / cfg.num_heads], shape, static_cast<int>(i % cfg.num_heads), s.data_ptr<float>());
+    });
+    s = at::softmax(s, -1);
+    at::parallel_for(0, items, 1, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i)
+        attention_apply(frames[i / cfg.num_heads], shape, static_cast<int>(i % cfg.num_heads), s.data_ptr<float>());
+    });
+  }
+
   std::vector<frame_result> sparse(const std::vector<frame_request>& batch,
                                    const std::vector<std::vector<std::int64_t>>& positions,
                                    const std::vector<bool>& full_frame) {
     const std::int64_t d = cfg.hidden_size, t = cfg.num_tokens(), n = cfg.num_patches();
-    const std::int64_t h = cfg.num_heads, dh = cfg.head_dim(), p = cfg.patch_size, g = cfg.grid_side();
-    const double scale = std::pow(static_cast<double>(dh), -0.5);
+    const std::int64_t p = cfg.patch_size, g = cfg.grid_side();
+    const double scale = std::pow(static_cast<double>(cfg.head_dim()), -0.5);
     const auto idx_opts = at::TensorOptions().dtype(at::kLong).device(device);
     std::vector<frame_result> results(batch.size());
     std::vector<active_frame> active;
@@ -368,17 +425,8 @@ struct vision_encoder::impl {
         auto k = qkv[1].contiguous();
         auto v = qkv[2].contiguous();
         auto o = at::empty_like(q);
-        for (auto& a : active) {
-          auto kl = a.store->k[static_cast<std::int64_t>(l)];
-          auto vl = a.store->v[static_cast<std::int64_t>(l)];
-          kl.index_copy_(0, a.tokens, k.narrow(0, a.offset, a.count));
-          vl.index_copy_(0, a.tokens, v.narrow(0, a.offset, a.count));
-          auto qf = q.narrow(0, a.offset, a.count).view({a.count, h, dh}).transpose(0, 1).contiguous();  // [H, m, dh]
-          auto kf = kl.view({t, h, dh}).permute({1, 2, 0});                                 // [H, dh, T]
-          auto vf = vl.view({t, h, dh}).transpose(0, 1);                                    // [H, T, dh]
-          auto attn = at::softmax(at::bmm(qf, kf), -1);
-          o.narrow(0, a.offset, a.count).copy_(at::bmm(attn, vf).transpose(0, 1).reshape({a.count, d}));
-        }
+        if (cpu_kernels) attend_cpu(active, l, q, k, v, o);
+        else attend_aten(active, l, q, k, v, o);
         x = x + lw.o(o);
         x = x + mlp(lw, ln(x, lw.ln2_w, lw.ln2_b));
       }
@@ -407,6 +455,7 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
   auto p = std::make_unique<impl>();
   p->device = *device;
   p->dtype = *dtype;
+  p->cpu_kernels = !options.aten_only && p->device.is_cpu() && p->dtype == at::kFloat;
   p->source = model;
   try {
     if (is_preset_name(model)) {
@@ -457,13 +506,13 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
       l.o = {l.o_w, l.o_b, {}};
       l.fc1 = {l.fc1_w, l.fc1_b, {}};
       l.fc2 = {l.fc2_w, l.fc2_b, {}};
-      for (auto* d : {&l.qkv, &l.o, &l.fc1, &l.fc2}) d->prepare();
+      for (auto* d : {&l.qkv, &l.o, &l.fc1, &l.fc2}) d->prepare(options.aten_only);
     }
     if (p->w.has_projector) {
       p->w.p1 = {p->w.p1_w, p->w.p1_b, {}};
       p->w.p2 = {p->w.p2_w, p->w.p2_b, {}};
-      p->w.p1.prepare();
-      p->w.p2.prepare();
+      p->w.p1.prepare(options.aten_only);
+      p->w.p2.prepare(options.aten_only);
     }
   } catch (const c10::Error& e) {
     return error{errc::io_error, "loading '" + model + "' failed in LibTorch: " + e.what_without_backtrace()};

@@ -31,6 +31,9 @@ struct encoder_options {
   std::string dtype = "f32";   ///< "f32"; "f16"/"bf16" on CUDA only
   int threads = 0;             ///< intra-op threads; 0 = the cores available
   std::uint64_t seed = 0;      ///< random presets: 0 = the preset's fixed seed
+  /// Run every step through ATen ops, as on CUDA, instead of the CPU kernels
+  /// (packed GEMM, batched sparse attention); tests compare the two.
+  bool aten_only = false;
 };
 
 struct full_output {

@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// Attention of a few recomputed queries per frame against all keys and
+/// values of that frame's token store, for a batch of frames, without a
+/// library call per frame and head: scores for every (frame, head) land in
+/// one buffer, one softmax runs over all of them, and the weighted sums
+/// follow. Rows are [tokens, heads * head_dim] with the heads side by side,
+/// as the QKV projection writes them.
+
+#include <cstdint>
+#include <vector>
+
+namespace vlcache {
+
+struct attention_frame {
+  const float* q = nullptr;  ///< [m, width], already scaled by 1/sqrt(head_dim)
+  float* out = nullptr;      ///< [m, width]
+  const float* k = nullptr;  ///< [tokens, width]
+  const float* v = nullptr;  ///< [tokens, width]
+  int m = 0;                 ///< queries of this frame
+  std::int64_t score_offset = 0;  ///< first score of this frame: heads * m * tokens each
+};
+
+struct attention_shape {
+  int tokens = 0, heads = 0, head_dim = 0;
+  [[nodiscard]] int width() const noexcept { return heads * head_dim; }
+};
+
+/// scores[score_offset + (h * m + i) * tokens + t] = q_i,h . k_t,h
+void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores);
+/// out_i,h = sum_t p[...] v_t,h, with p the softmaxed scores.
+void attention_apply(const attention_frame& f, const attention_shape& s, int head, const float* probs);
+
+}  // namespace vlcache
