@@ -57,10 +57,14 @@ struct stream_frames {
 
 struct fidelity {
   std::vector<double> cosines;  // per token, frames after the first
+  std::vector<double> cos_recomputed, cos_reused;  // the same, split by what the frame did
   double err2 = 0, naive2 = 0, max_rel = 0;
 
   void add(const float* sparse, const float* full, const float* prev_full, std::int64_t tokens,
-           std::int64_t dim) {
+           std::int64_t dim, const std::vector<int>& recomputed) {
+    std::vector<bool> fresh(static_cast<std::size_t>(tokens), false);
+    for (int p : recomputed)
+      if (p < tokens) fresh[p] = true;
     double frame_max = 0, full_max = 0;
     for (std::int64_t t = 0; t < tokens; ++t) {
       const float* a = sparse + t * dim;
@@ -76,7 +80,9 @@ struct fidelity {
         frame_max = std::max(frame_max, std::fabs(e));
         full_max = std::max(full_max, std::fabs(double(b[i])));
       }
-      cosines.push_back(dot / std::sqrt(std::max(na * nb, 1e-30)));
+      const double cos = dot / std::sqrt(std::max(na * nb, 1e-30));
+      cosines.push_back(cos);
+      (fresh[t] ? cos_recomputed : cos_reused).push_back(cos);
     }
     max_rel = std::max(max_rel, frame_max / std::max(full_max, 1e-30));
   }
@@ -141,7 +147,7 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
       any_full |= r.full;
       shares.push_back(r.full ? 1.0 : static_cast<double>(r.computed) / grid.count());
       const auto fv = (*full)[s].features.to_vector();
-      fid.add(r.features.data(), fv.data(), prev_full[s].data(), tokens, dim);
+      fid.add(r.features.data(), fv.data(), prev_full[s].data(), tokens, dim, plans[s].positions);
       prev_full[s] = fv;
     }
     full_frames += any_full;
@@ -168,6 +174,9 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
                    {"efficiency", speedup * share},
                    {"cosine_mean", mean(cos)},
                    {"cosine_p1", quantile(cos, 0.01)},
+                   {"cosine_recomputed_p1", quantile(fid.cos_recomputed, 0.01)},
+                   {"cosine_reused_p1", quantile(fid.cos_reused, 0.01)},
+                   {"cosine_reused_min", quantile(fid.cos_reused, 0.0)},
                    {"err_over_naive", fid.naive2 > 0 ? std::sqrt(fid.err2 / fid.naive2) : 0.0},
                    {"max_relative_error", fid.max_rel},
                    {"peak_store_bytes_per_stream", peak_store},
@@ -182,7 +191,7 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
   auto* c = bench.add_subcommand("encoder", "Full vs sparse recompute over a real video, 1 and N streams");
   c->add_option("--model", o.model, "Preset or Hugging Face folder")->default_val(o.model);
   c->add_option("--video", o.video, "Video file")->default_val(o.video);
-  c->add_option("--config", o.config, "Pipeline TOML whose [gate] to use (default: ahash<=8 + mad<=6)");
+  c->add_option("--config", o.config, "Pipeline TOML whose [gate] to use (default: mad<=3)");
   c->add_option("--frames", o.frames, "Frames per stream")->default_val(o.frames)->check(CLI::Range(2, 100000));
   c->add_option("--stride", o.stride, "Use every stride-th frame of the video (10 = 1 FPS on vtest)")->default_val(1)->check(CLI::Range(1, 1000));
   c->add_option("--streams", o.streams, "Streams for the batched run (1: single run only)")->default_val(o.streams)->check(CLI::Range(1, 64));

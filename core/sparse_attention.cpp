@@ -1,5 +1,6 @@
 #include "core/sparse_attention.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace vlcache {
@@ -15,42 +16,61 @@ inline void store8(float* p, v8f v) { std::memcpy(p, &v, sizeof v); }
 
 }  // namespace
 
+void store_keys(const attention_frame& f, const attention_shape& s, const float* keys,
+                const std::int64_t* tokens, int count) {
+  const int w = s.width();
+  for (int j = 0; j < count; ++j)
+    for (int c = 0; c < w; ++c)  // c = head * head_dim + d: row c of the transposed keys
+      f.k_t[static_cast<std::int64_t>(c) * s.tokens + tokens[j]] = keys[static_cast<std::int64_t>(j) * w + c];
+}
+
 void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores) {
-  const int w = s.width(), dh = s.head_dim;
-  const int off = head * dh;
-  float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * s.tokens;
+  const int w = s.width(), dh = s.head_dim, n = s.tokens;
+  float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * n;
+  const float* kt = f.k_t + static_cast<std::int64_t>(head) * dh * n;
   for (int i = 0; i < f.m; ++i) {
-    const float* q = f.q + static_cast<std::int64_t>(i) * w + off;
-    float* row = base + static_cast<std::int64_t>(i) * s.tokens;
-    for (int t = 0; t < s.tokens; ++t) {
-      const float* k = f.k + static_cast<std::int64_t>(t) * w + off;
-      float dot = 0.0f;
-      if (dh % 8 == 0) {
-        v8f acc = {};
-        for (int d = 0; d < dh; d += 8) acc += load8(q + d) * load8(k + d);
-        for (int j = 0; j < 8; ++j) dot += acc[j];
-      } else {
-        for (int d = 0; d < dh; ++d) dot += q[d] * k[d];
-      }
-      row[t] = dot;
+    const float* q = f.q + static_cast<std::int64_t>(i) * w + head * dh;
+    float* row = base + static_cast<std::int64_t>(i) * n;
+    std::fill(row, row + n, 0.0f);
+    for (int d = 0; d < dh; ++d) {
+      const float qd = q[d];
+      const float* k = kt + static_cast<std::int64_t>(d) * n;
+      for (int t = 0; t < n; ++t) row[t] += qd * k[t];
     }
   }
 }
 
+namespace {
+/// One query's weighted sum over all values, VECS x 8 dims held in registers.
+template <int VECS>
+void weighted_sum(const float* p, const float* v, int tokens, int width, float* out) {
+  v8f acc[VECS] = {};
+  for (int t = 0; t < tokens; ++t) {
+    const float pt = p[t];
+    const float* vt = v + static_cast<std::int64_t>(t) * width;
+#pragma GCC unroll 16
+    for (int j = 0; j < VECS; ++j) acc[j] += pt * load8(vt + 8 * j);
+  }
+  for (int j = 0; j < VECS; ++j) store8(out + 8 * j, acc[j]);
+}
+}  // namespace
+
 void attention_apply(const attention_frame& f, const attention_shape& s, int head, const float* probs) {
-  const int w = s.width(), dh = s.head_dim;
-  const int off = head * dh;
-  const float* base = probs + f.score_offset + static_cast<std::int64_t>(head) * f.m * s.tokens;
-  std::vector<float> acc(static_cast<std::size_t>(dh));
+  const int w = s.width(), dh = s.head_dim, n = s.tokens;
+  const float* base = probs + f.score_offset + static_cast<std::int64_t>(head) * f.m * n;
+  const float* v = f.v + head * dh;
   for (int i = 0; i < f.m; ++i) {
-    const float* p = base + static_cast<std::int64_t>(i) * s.tokens;
-    std::fill(acc.begin(), acc.end(), 0.0f);
-    for (int t = 0; t < s.tokens; ++t) {
-      const float pt = p[t];
-      const float* v = f.v + static_cast<std::int64_t>(t) * w + off;
-      for (int d = 0; d < dh; ++d) acc[d] += pt * v[d];
+    const float* p = base + static_cast<std::int64_t>(i) * n;
+    float* out = f.out + static_cast<std::int64_t>(i) * w + head * dh;
+    switch (dh) {
+      case 32: weighted_sum<4>(p, v, n, w, out); break;
+      case 64: weighted_sum<8>(p, v, n, w, out); break;
+      case 128: weighted_sum<16>(p, v, n, w, out); break;
+      default:
+        std::fill(out, out + dh, 0.0f);
+        for (int t = 0; t < n; ++t)
+          for (int d = 0; d < dh; ++d) out[d] += p[t] * v[static_cast<std::int64_t>(t) * w + d];
     }
-    std::memcpy(f.out + static_cast<std::int64_t>(i) * w + off, acc.data(), sizeof(float) * dh);
   }
 }
 

@@ -4,8 +4,10 @@
 /// values of that frame's token store, for a batch of frames, without a
 /// library call per frame and head: scores for every (frame, head) land in
 /// one buffer, one softmax runs over all of them, and the weighted sums
-/// follow. Rows are [tokens, heads * head_dim] with the heads side by side,
-/// as the QKV projection writes them.
+/// follow. Queries, outputs and values are rows [tokens, heads * head_dim]
+/// as the QKV projection writes them; keys are stored transposed per head,
+/// [heads, head_dim, tokens], so a score row is a run of vector FMAs along
+/// the tokens instead of one horizontal sum per key.
 
 #include <cstdint>
 #include <vector>
@@ -15,7 +17,7 @@ namespace vlcache {
 struct attention_frame {
   const float* q = nullptr;  ///< [m, width], already scaled by 1/sqrt(head_dim)
   float* out = nullptr;      ///< [m, width]
-  const float* k = nullptr;  ///< [tokens, width]
+  float* k_t = nullptr;      ///< [heads, head_dim, tokens]
   const float* v = nullptr;  ///< [tokens, width]
   int m = 0;                 ///< queries of this frame
   std::int64_t score_offset = 0;  ///< first score of this frame: heads * m * tokens each
@@ -26,6 +28,9 @@ struct attention_shape {
   [[nodiscard]] int width() const noexcept { return heads * head_dim; }
 };
 
+/// Writes the keys of `count` tokens (rows [count, width]) into k_t.
+void store_keys(const attention_frame& f, const attention_shape& s, const float* keys,
+                const std::int64_t* tokens, int count);
 /// scores[score_offset + (h * m + i) * tokens + t] = q_i,h . k_t,h
 void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores);
 /// out_i,h = sum_t p[...] v_t,h, with p the softmaxed scores.

@@ -61,6 +61,7 @@ struct clip_weights {
   at::Tensor class_emb;  // [D]
   at::Tensor patch_w;    // [D, 3, P, P]
   at::Tensor patch_w2d;  // [D, 3*P*P], the same values
+  dense patch_embed;     // the convolution as a linear map of one patch
   at::Tensor pos_emb;    // [T, D]
   at::Tensor pre_w, pre_b;
   std::vector<layer_weights> layers;  // only the layers_used() first ones
@@ -71,7 +72,7 @@ struct clip_weights {
 
 /// Per-stream token store: everything needed to recompute a subset.
 struct stream_store {
-  at::Tensor k, v;     // [layers, T, D]
+  at::Tensor k, v;     // [layers, T, D]; k is [layers, heads, head_dim, T] for the CPU kernels
   at::Tensor hidden;   // [T, D] output of the last used layer
   at::Tensor out;      // [output_tokens, output_dim]
   std::uint64_t frames = 0;
@@ -336,15 +337,13 @@ struct vision_encoder::impl {
     for (auto& a : active) {
       float* kl = a.store->k[static_cast<std::int64_t>(l)].data_ptr<float>();
       float* vl = a.store->v[static_cast<std::int64_t>(l)].data_ptr<float>();
-      const float* kn = k.data_ptr<float>() + a.offset * d;
       const float* vn = v.data_ptr<float>() + a.offset * d;
       const std::int64_t* tok = a.tokens.data_ptr<std::int64_t>();
-      for (std::int64_t j = 0; j < a.count; ++j) {
-        std::memcpy(kl + tok[j] * d, kn + j * d, sizeof(float) * d);
-        std::memcpy(vl + tok[j] * d, vn + j * d, sizeof(float) * d);
-      }
-      frames.push_back({q.data_ptr<float>() + a.offset * d, o.data_ptr<float>() + a.offset * d, kl, vl,
-                        static_cast<int>(a.count), scores});
+      for (std::int64_t j = 0; j < a.count; ++j) std::memcpy(vl + tok[j] * d, vn + j * d, sizeof(float) * d);
+      attention_frame f{q.data_ptr<float>() + a.offset * d, o.data_ptr<float>() + a.offset * d, kl, vl,
+                        static_cast<int>(a.count), scores};
+      store_keys(f, shape, k.data_ptr<float>() + a.offset * d, tok, static_cast<int>(a.count));
+      frames.push_back(f);
       scores += a.count * cfg.num_heads * t;
     }
     auto s = at::empty({scores / t, t}, q.options());
@@ -378,8 +377,10 @@ struct vision_encoder::impl {
       stream_store& s = streams[req.stream];
       const bool fresh = !s.k.defined();
       if (fresh) {
-        s.k = at::zeros({static_cast<std::int64_t>(w.layers.size()), t, d}, opts());
-        s.v = at::zeros_like(s.k);
+        const auto layers = static_cast<std::int64_t>(w.layers.size());
+        s.k = cpu_kernels ? at::zeros({layers, cfg.num_heads, cfg.head_dim(), t}, opts())
+                          : at::zeros({layers, t, d}, opts());
+        s.v = at::zeros({layers, t, d}, opts());
         s.hidden = at::zeros({t, d}, opts());
         s.out = at::zeros({cfg.output_tokens(), cfg.output_dim()}, opts());
       }
@@ -405,10 +406,22 @@ struct vision_encoder::impl {
       }
       // Patch embedding of the selected patches only: the convolution is a
       // matrix product over each patch's (channel, row, column) pixels.
-      auto patches = pixels_tensor(req.pixels).view({3, g, p, g, p}).permute({1, 3, 0, 2, 4}).reshape({n, 3 * p * p});
-      auto sel = patches.index_select(0, a.tokens.slice(0, 1) - 1);
-      auto e = at::cat({w.class_emb.view({1, d}), at::matmul(sel, w.patch_w2d.t())}, 0) +
-               w.pos_emb.index_select(0, a.tokens);
+      at::Tensor sel;
+      if (cpu_kernels) {  // copy out just the selected patches, (channel, row, column) order
+        sel = at::empty({static_cast<std::int64_t>(pos.size()), 3 * p * p}, opts());
+        float* dst = sel.data_ptr<float>();
+        const std::int64_t side = cfg.image_size;
+        for (std::size_t i = 0; i < pos.size(); ++i) {
+          const std::int64_t y0 = (pos[i] / g) * p, x0 = (pos[i] % g) * p;
+          for (std::int64_t ch = 0; ch < 3; ++ch)
+            for (std::int64_t ky = 0; ky < p; ++ky, dst += p)
+              std::memcpy(dst, req.pixels + (ch * side + y0 + ky) * side + x0, sizeof(float) * p);
+        }
+      } else {
+        auto patches = pixels_tensor(req.pixels).view({3, g, p, g, p}).permute({1, 3, 0, 2, 4}).reshape({n, 3 * p * p});
+        sel = patches.index_select(0, a.tokens.slice(0, 1) - 1);
+      }
+      auto e = at::cat({w.class_emb.view({1, d}), w.patch_embed(sel)}, 0) + w.pos_emb.index_select(0, a.tokens);
       embeds.push_back(e);
       offset += a.count;
       results[r].computed = static_cast<int>(pos.size());
@@ -501,6 +514,8 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
       for (auto* t : {&l.ln1_w, &l.ln1_b, &l.q_w, &l.q_b, &l.k_w, &l.k_b, &l.v_w, &l.v_b, &l.o_w,
                       &l.o_b, &l.ln2_w, &l.ln2_b, &l.fc1_w, &l.fc1_b, &l.fc2_w, &l.fc2_b})
         move(*t);
+    p->w.patch_embed = {p->w.patch_w2d, at::zeros({p->cfg.hidden_size}, p->w.patch_w2d.options()), {}};
+    p->w.patch_embed.prepare(options.aten_only);
     for (auto& l : p->w.layers) {
       l.qkv = {at::cat({l.q_w, l.k_w, l.v_w}, 0), at::cat({l.q_b, l.k_b, l.v_b}, 0), {}};
       l.o = {l.o_w, l.o_b, {}};

@@ -9,8 +9,7 @@ namespace vlcache::graph {
 
 gate_thresholds default_gate() {
   gate_thresholds g;
-  g.ahash = 8;
-  g.mad = 6.0f;
+  g.mad = 3.0f;
   return g;
 }
 

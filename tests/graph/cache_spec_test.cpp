@@ -25,8 +25,8 @@ TEST(cache_spec, empty_file_gives_documented_defaults) {
   ASSERT_TRUE(r.ok()) << all(r);
   EXPECT_EQ(r.spec.grid.image_size, 224);
   EXPECT_EQ(r.spec.grid.patch_size, 16);
-  EXPECT_EQ(r.spec.gate.ahash, std::optional<int>(8));
-  EXPECT_EQ(r.spec.gate.mad, std::optional<float>(6.0f));
+  EXPECT_FALSE(r.spec.gate.ahash);
+  EXPECT_EQ(r.spec.gate.mad, std::optional<float>(3.0f));
   EXPECT_FALSE(r.spec.gate.dhash);
   EXPECT_EQ(r.spec.index.policy, eviction_policy::lru);
 }
