@@ -1,9 +1,11 @@
 // vlcache: the command-line entry point; a thin layer over the libraries.
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "app/bench_encoder.hpp"
 #include "app/encode_command.hpp"
 #include "app/scan_command.hpp"
+#include "graph/pipeline_spec.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"vlcache: ask a vision-language model about live camera streams, cheaply"};
@@ -12,12 +14,23 @@ int main(int argc, char** argv) {
   vlcache::app::add_scan_command(app, scan);
   vlcache::app::encode_options encode;
   vlcache::app::add_encode_command(app, encode);
+  std::string validate_file;
+  auto* validate = app.add_subcommand("validate", "Check a pipeline TOML; print every error, exit non-zero on any");
+  validate->add_option("file", validate_file, "Pipeline TOML")->required();
   auto* bench = app.add_subcommand("bench", "Benchmarks on real video (programs, not tests)");
   bench->require_subcommand(1);
   vlcache::app::bench_encoder_options bench_encoder;
   vlcache::app::add_bench_encoder_command(*bench, bench_encoder);
   CLI11_PARSE(app, argc, argv);
   if (app.got_subcommand("scan")) return vlcache::app::run_scan(scan);
+  if (validate->parsed()) {
+    const auto r = vlcache::graph::load_pipeline(validate_file);
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s: %s\n", validate_file.c_str(), e.c_str());
+    if (!r.ok()) return 1;
+    std::printf("%s: valid: %zu camera(s), model %s, %d/%d grid\n", validate_file.c_str(), r.spec.cameras.size(),
+                r.spec.encoder.model.c_str(), r.spec.cache.grid.image_size, r.spec.cache.grid.patch_size);
+    return 0;
+  }
   if (app.got_subcommand("encode")) return vlcache::app::run_encode(encode);
   if (bench->got_subcommand("encoder")) return vlcache::app::run_bench_encoder(bench_encoder);
   return 2;

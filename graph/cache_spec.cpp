@@ -54,46 +54,59 @@ void read_index(table_reader& r, cache_spec& s) {
 
 }  // namespace
 
-spec_result parse_cache_spec(std::string_view text, const std::string& origin) {
-  spec_result out;
-  toml::table root;
+void read_cache_tables(table_reader& top, cache_spec& spec, std::vector<std::string>& errors) {
+  const toml::table* input = top.table("input");
+  const toml::table* gate = top.table("gate");
+  const toml::table* index = top.table("index");
+  table_reader in(input, "input", errors);
+  read_input(in, spec);
+  in.reject_unknown_keys();
+  table_reader g(gate, "gate", errors);
+  read_gate(g, spec, gate != nullptr);
+  g.reject_unknown_keys();
+  table_reader ix(index, "index", errors);
+  read_index(ix, spec);
+  ix.reject_unknown_keys();
+}
+
+std::optional<toml::table> parse_toml(std::string_view text, const std::string& origin,
+                                      std::vector<std::string>& errors) {
   try {
-    root = toml::parse(text, origin);
+    return toml::parse(text, origin);
   } catch (const toml::parse_error& e) {
     std::ostringstream os;
     os << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
        << e.description();
-    out.errors.push_back(os.str());
-    return out;
+    errors.push_back(os.str());
+    return std::nullopt;
   }
-  table_reader top(&root, "", out.errors);
-  const toml::table* input = top.table("input");
-  const toml::table* gate = top.table("gate");
-  const toml::table* index = top.table("index");
-  top.reject_unknown_keys();
+}
 
-  table_reader in(input, "input", out.errors);
-  read_input(in, out.spec);
-  in.reject_unknown_keys();
-  table_reader g(gate, "gate", out.errors);
-  read_gate(g, out.spec, gate != nullptr);
-  g.reject_unknown_keys();
-  table_reader ix(index, "index", out.errors);
-  read_index(ix, out.spec);
-  ix.reject_unknown_keys();
+std::optional<std::string> read_text_file(const std::string& path, std::vector<std::string>& errors) {
+  std::ifstream f(path);
+  if (!f) {
+    errors.push_back(path + ": cannot open the config file");
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+spec_result parse_cache_spec(std::string_view text, const std::string& origin) {
+  spec_result out;
+  auto root = parse_toml(text, origin, out.errors);
+  if (!root) return out;
+  table_reader top(&*root, "", out.errors);
+  read_cache_tables(top, out.spec, out.errors);
+  top.reject_unknown_keys();
   return out;
 }
 
 spec_result load_cache_spec(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) {
-    spec_result out;
-    out.errors.push_back(path + ": cannot open the config file");
-    return out;
-  }
-  std::ostringstream text;
-  text << f.rdbuf();
-  return parse_cache_spec(text.str(), path);
+  spec_result out;
+  auto text = read_text_file(path, out.errors);
+  return text ? parse_cache_spec(*text, path) : out;
 }
 
 }  // namespace vlcache::graph

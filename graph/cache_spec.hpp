@@ -8,8 +8,11 @@
 ///   [gate]   ahash, dhash, phash (max Hamming bits), mad (max mean abs diff)
 ///   [index]  capacity_mb, eviction ("lru" | "lfu" | "decayed_frequency"), half_life
 
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include <toml++/toml.h>
 #include <vector>
 
 #include "core/error.hpp"
@@ -35,6 +38,16 @@ struct spec_result {
 };
 
 [[nodiscard]] spec_result parse_cache_spec(std::string_view toml_text, const std::string& origin);
+
+class table_reader;
+/// Reads [input], [gate] and [index] through the root table's reader (for
+/// specs that hold more tables than these).
+void read_cache_tables(table_reader& root, cache_spec& spec, std::vector<std::string>& errors);
+/// TOML text to a table; a syntax error is recorded as "origin:line:col: ...".
+[[nodiscard]] std::optional<toml::table> parse_toml(std::string_view text, const std::string& origin,
+                                                    std::vector<std::string>& errors);
+[[nodiscard]] std::optional<std::string> read_text_file(const std::string& path,
+                                                        std::vector<std::string>& errors);
 [[nodiscard]] spec_result load_cache_spec(const std::string& path);
 
 /// The default gate: mean absolute difference <= 3 (of 255). On vtest.avi

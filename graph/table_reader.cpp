@@ -92,6 +92,8 @@ const toml::table* table_reader::table(const std::string& key) {
   return n->as_table();
 }
 
+void table_reader::mark_known(const std::string& key) { seen_.insert(key); }
+
 void table_reader::reject_unknown_keys() {
   if (table_ == nullptr) return;
   for (const auto& [k, v] : *table_) {

@@ -26,6 +26,8 @@ class table_reader {
   [[nodiscard]] std::optional<std::string> string(const std::string& key);
   [[nodiscard]] const toml::table* table(const std::string& key);
 
+  /// For keys read by other means (arrays of tables).
+  void mark_known(const std::string& key);
   /// Reports every key of the table that no accessor asked for.
   void reject_unknown_keys();
   void fail(const std::string& key, const std::string& what);

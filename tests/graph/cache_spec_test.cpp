@@ -103,8 +103,8 @@ TEST(cache_spec, missing_file_is_named) {
   EXPECT_NE(r.errors[0].find("/nonexistent/pipeline.toml"), std::string::npos);
 }
 
-TEST(cache_spec, shipped_configs_are_valid) {
-  for (const char* name : {"demo.toml", "reference.toml"}) {
+TEST(cache_spec, shipped_cache_config_is_valid) {
+  for (const char* name : {"demo.toml"}) {
     auto r = load_cache_spec(std::string(VLCACHE_CONFIGS) + "/" + name);
     EXPECT_TRUE(r.ok()) << name << ":\n" << all(r);
   }

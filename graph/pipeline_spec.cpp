@@ -1,0 +1,180 @@
+#include "graph/pipeline_spec.hpp"
+
+#include <filesystem>
+#include <set>
+
+#include "core/clip_config.hpp"
+#include "graph/table_reader.hpp"
+
+namespace vlcache::graph {
+
+const char* to_string(drop_policy p) noexcept {
+  switch (p) {
+    case drop_policy::drop_oldest: return "drop_oldest";
+    case drop_policy::drop_newest: return "drop_newest";
+    case drop_policy::block: return "block";
+  }
+  return "?";
+}
+
+namespace {
+
+bool is_url(const std::string& s) { return s.find("://") != std::string::npos; }
+
+void read_pipeline(table_reader& r, pipeline_spec& s) {
+  s.name = r.string("name").value_or(s.name);
+  auto& f = s.flow;
+  f.max_in_flight = static_cast<int>(r.integer("max_in_flight", 1, 1024).value_or(f.max_in_flight));
+  f.queue = static_cast<int>(r.integer("queue", 0, 1024).value_or(f.queue));
+  f.hashers = static_cast<int>(r.integer("hashers", 1, 64).value_or(f.hashers));
+  f.shards = static_cast<int>(r.integer("shards", 1, 64).value_or(f.shards));
+  f.progress_seconds = r.number("progress_seconds", 0.0, 3600.0).value_or(f.progress_seconds);
+  if (auto p = r.string("drop_policy")) {
+    if (*p == "drop_oldest") f.policy = drop_policy::drop_oldest;
+    else if (*p == "drop_newest") f.policy = drop_policy::drop_newest;
+    else if (*p == "block") f.policy = drop_policy::block;
+    else r.fail("drop_policy", "'" + *p + "' (drop_oldest, drop_newest or block)");
+  }
+}
+
+void read_drift(table_reader& r, drift_config& d) {
+  d.refresh_interval = static_cast<int>(r.integer("refresh_interval", 0, 1 << 30).value_or(0));
+  d.max_token_age = static_cast<int>(r.integer("max_token_age", 0, 1 << 30).value_or(0));
+  d.changed_share_budget = r.number("changed_share_budget", 0.0, 1e6).value_or(0.0);
+  d.max_tokens_per_frame = static_cast<int>(r.integer("max_tokens_per_frame", 0, 1 << 20).value_or(0));
+}
+
+void read_encoder(table_reader& r, encoder_spec& e) {
+  e.model = r.string("model").value_or(e.model);
+  e.options.device = r.string("device").value_or(e.options.device);
+  e.options.dtype = r.string("dtype").value_or(e.options.dtype);
+  e.options.threads = static_cast<int>(r.integer("threads", 0, 1024).value_or(0));
+  e.batch_tokens = static_cast<int>(r.integer("batch_tokens", 1, 1 << 20).value_or(e.batch_tokens));
+  e.batch_timeout_ms = r.number("batch_timeout_ms", 0.0, 60000.0).value_or(e.batch_timeout_ms);
+}
+
+camera_spec read_camera(table_reader& r, std::size_t index) {
+  camera_spec c;
+  c.name = r.string("name").value_or("camera" + std::to_string(index));
+  if (auto src = r.string("source")) c.source = *src;
+  else r.fail("source", "missing (a video file, image pattern or stream URL)");
+  c.fps = r.number("fps", 0.0, 1000.0).value_or(0.0);
+  c.start_frame = static_cast<std::uint64_t>(r.integer("start_frame", 0, 1ll << 40).value_or(0));
+  c.max_frames = static_cast<std::uint64_t>(r.integer("max_frames", 0, 1ll << 40).value_or(0));
+  c.loop = r.boolean("loop").value_or(false);
+  c.retries = static_cast<int>(r.integer("retries", 0, 1000).value_or(3));
+  c.pad_to_square = r.boolean("pad_to_square").value_or(false);
+  return c;
+}
+
+sink_spec read_sink(table_reader& r) {
+  sink_spec s;
+  const auto kind = r.string("kind").value_or("console");
+  if (kind == "console") s.kind = sink_kind::console;
+  else if (kind == "jsonl") s.kind = sink_kind::jsonl;
+  else r.fail("kind", "'" + kind + "' (console or jsonl)");
+  s.path = r.string("path").value_or("");
+  return s;
+}
+
+template <class F>
+void for_each_table(table_reader& top, const toml::table& root, const std::string& key,
+                    std::vector<std::string>& errors, F&& f) {
+  const toml::node* n = root.get(key);
+  top.mark_known(key);
+  if (n == nullptr) return;
+  const toml::array* arr = n->as_array();
+  if (arr == nullptr || !arr->is_array_of_tables()) {
+    errors.push_back(key + ": expected an array of tables ([[" + key + "]])");
+    return;
+  }
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    table_reader r(arr->get(i)->as_table(), key + "[" + std::to_string(i) + "]", errors);
+    f(r, i);
+    r.reject_unknown_keys();
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> validate(const pipeline_spec& s) {
+  std::vector<std::string> errors;
+  if (s.cameras.empty()) errors.push_back("camera: no [[camera]] configured");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < s.cameras.size(); ++i) {
+    const auto& c = s.cameras[i];
+    const std::string key = "[camera[" + std::to_string(i) + "]].";
+    if (!names.insert(c.name).second) errors.push_back(key + "name: '" + c.name + "' is used twice");
+    if (!c.source.empty() && !is_url(c.source) && c.source.find('%') == std::string::npos &&
+        !std::filesystem::exists(c.source))
+      errors.push_back(key + "source: file '" + c.source + "' does not exist");
+  }
+  for (std::size_t i = 0; i < s.sinks.size(); ++i) {
+    const auto& k = s.sinks[i];
+    const std::string key = "[sink[" + std::to_string(i) + "]].";
+    if (k.kind == sink_kind::jsonl) {
+      if (k.path.empty()) errors.push_back(key + "path: a jsonl sink needs a path");
+      else {
+        const auto dir = std::filesystem::path(k.path).parent_path();
+        if (!dir.empty() && !std::filesystem::is_directory(dir))
+          errors.push_back(key + "path: folder '" + dir.string() + "' does not exist");
+      }
+    }
+  }
+  const auto& m = s.encoder.model;
+  if (is_preset_name(m)) {
+    const auto c = *preset_config(m);
+    if (c.image_size != s.cache.grid.image_size || c.patch_size != s.cache.grid.patch_size)
+      errors.push_back("[encoder].model: preset '" + m + "' encodes " + std::to_string(c.image_size) + "/" +
+                       std::to_string(c.patch_size) + " but [input] is " +
+                       std::to_string(s.cache.grid.image_size) + "/" + std::to_string(s.cache.grid.patch_size));
+  } else if (!std::filesystem::exists(std::filesystem::path(m) / "config.json")) {
+    errors.push_back("[encoder].model: '" + m + "' is neither a preset (tiny, vit-b16, clip-vit-l14-336) nor a folder with config.json");
+  }
+  if (s.encoder.options.device != "cpu" && s.encoder.options.device.rfind("cuda", 0) != 0)
+    errors.push_back("[encoder].device: '" + s.encoder.options.device + "' (cpu or cuda[:N])");
+  if (s.encoder.options.dtype != "f32" && s.encoder.options.dtype != "f16" && s.encoder.options.dtype != "bf16")
+    errors.push_back("[encoder].dtype: '" + s.encoder.options.dtype + "' (f32, f16 or bf16)");
+  else if (s.encoder.options.device == "cpu" && s.encoder.options.dtype != "f32")
+    errors.push_back("[encoder].dtype: '" + s.encoder.options.dtype + "' is not supported on cpu (use f32)");
+  if (auto st = s.drift.validate(); !st) errors.push_back("[drift]: " + st.err().message);
+  if (s.flow.shards > s.cache.grid.count())
+    errors.push_back("[pipeline].shards: " + std::to_string(s.flow.shards) + " shards for " +
+                     std::to_string(s.cache.grid.count()) + " patches");
+  return errors;
+}
+
+pipeline_result parse_pipeline(std::string_view text, const std::string& origin) {
+  pipeline_result out;
+  auto root = parse_toml(text, origin, out.errors);
+  if (!root) return out;
+  table_reader top(&*root, "", out.errors);
+  read_cache_tables(top, out.spec.cache, out.errors);
+  table_reader p(top.table("pipeline"), "pipeline", out.errors);
+  read_pipeline(p, out.spec);
+  p.reject_unknown_keys();
+  table_reader d(top.table("drift"), "drift", out.errors);
+  read_drift(d, out.spec.drift);
+  d.reject_unknown_keys();
+  table_reader e(top.table("encoder"), "encoder", out.errors);
+  read_encoder(e, out.spec.encoder);
+  e.reject_unknown_keys();
+  for_each_table(top, *root, "camera", out.errors,
+                 [&](table_reader& r, std::size_t i) { out.spec.cameras.push_back(read_camera(r, i)); });
+  for_each_table(top, *root, "sink", out.errors,
+                 [&](table_reader& r, std::size_t) { out.spec.sinks.push_back(read_sink(r)); });
+  top.reject_unknown_keys();
+  if (out.spec.sinks.empty()) out.spec.sinks.push_back(sink_spec{});
+  const std::size_t syntax_errors = out.errors.size();
+  if (syntax_errors == 0)
+    for (auto& err : validate(out.spec)) out.errors.push_back(std::move(err));
+  return out;
+}
+
+pipeline_result load_pipeline(const std::string& path) {
+  pipeline_result out;
+  auto text = read_text_file(path, out.errors);
+  return text ? parse_pipeline(*text, path) : out;
+}
+
+}  // namespace vlcache::graph

@@ -1,0 +1,80 @@
+#pragma once
+/// \file
+/// A whole pipeline as plain data: cameras, the cache, drift control, the
+/// encoder, flow control and sinks. Built from TOML (every error names its
+/// key) or in code; `vlcache validate FILE` prints every error at once.
+/// Every key, its type, default and meaning: configs/reference.toml.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/drift_policy.hpp"
+#include "core/vision_encoder.hpp"
+#include "graph/cache_spec.hpp"
+
+namespace vlcache::graph {
+
+enum class drop_policy { drop_oldest, drop_newest, block };
+[[nodiscard]] const char* to_string(drop_policy p) noexcept;
+
+struct camera_spec {
+  std::string name;
+  std::string source;        ///< video file, image sequence pattern, or URL
+  double fps = 0.0;          ///< sampling rate; 0 = every frame
+  std::uint64_t start_frame = 0;
+  std::uint64_t max_frames = 0;  ///< 0 = until the source ends
+  bool loop = false;         ///< reopen a file source at its end
+  int retries = 3;           ///< reopen attempts after a failure
+  bool pad_to_square = false;
+};
+
+enum class sink_kind { console, jsonl };
+
+struct sink_spec {
+  sink_kind kind = sink_kind::console;
+  std::string path;  ///< jsonl: the output file
+};
+
+struct flow_spec {
+  int max_in_flight = 4;  ///< frames per camera between decode and the sinks
+  drop_policy policy = drop_policy::drop_oldest;
+  int queue = 2;          ///< frames a camera holds back before its drop policy acts
+  int hashers = 2;
+  int shards = 2;
+  double progress_seconds = 2.0;
+};
+
+struct encoder_spec {
+  std::string model = "vit-b16";
+  encoder_options options;
+  int batch_tokens = 256;     ///< run a batch once this many tokens wait
+  double batch_timeout_ms = 20.0;
+};
+
+struct pipeline_spec {
+  std::string name = "pipeline";
+  std::vector<camera_spec> cameras;
+  cache_spec cache;
+  drift_config drift;
+  encoder_spec encoder;
+  flow_spec flow;
+  std::vector<sink_spec> sinks;
+};
+
+struct pipeline_result {
+  pipeline_spec spec;
+  std::vector<std::string> errors;
+  [[nodiscard]] bool ok() const noexcept { return errors.empty(); }
+};
+
+/// Parses and validates; file paths are checked to exist (URLs are not),
+/// the model must be a preset or a folder with a config.json, and the
+/// encoder's input must match the [input] grid when the model is a preset.
+[[nodiscard]] pipeline_result parse_pipeline(std::string_view toml_text, const std::string& origin);
+[[nodiscard]] pipeline_result load_pipeline(const std::string& path);
+
+/// Checks a spec built in code the same way a parsed one is checked.
+[[nodiscard]] std::vector<std::string> validate(const pipeline_spec& spec);
+
+}  // namespace vlcache::graph

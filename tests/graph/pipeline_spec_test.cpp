@@ -1,0 +1,133 @@
+// TOML -> pipeline spec: every key read, every error named.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "graph/pipeline_spec.hpp"
+
+namespace vlcache::graph {
+namespace {
+
+std::string all(const pipeline_result& r) {
+  std::string s;
+  for (const auto& e : r.errors) s += e + "\n";
+  return s;
+}
+bool has(const pipeline_result& r, const std::string& needle) {
+  return std::any_of(r.errors.begin(), r.errors.end(),
+                     [&](const std::string& e) { return e.find(needle) != std::string::npos; });
+}
+
+const std::string video = VLCACHE_SAMPLE_VIDEO;
+
+TEST(pipeline_spec, reads_cameras_encoder_flow_and_sinks) {
+  auto r = parse_pipeline(R"(
+    [pipeline]
+    max_in_flight = 3
+    drop_policy = "block"
+    shards = 4
+    [drift]
+    refresh_interval = 30
+    [encoder]
+    model = "tiny"
+    batch_tokens = 32
+    [input]
+    image_size = 32
+    patch_size = 8
+    [[camera]]
+    name = "a"
+    source = ")" + video + R"("
+    fps = 2.5
+    loop = true
+    [[camera]]
+    source = ")" + video + R"("
+    start_frame = 100
+    [[sink]]
+    kind = "jsonl"
+    path = "/tmp/out.jsonl"
+  )", "inline");
+  ASSERT_TRUE(r.ok()) << all(r);
+  const auto& s = r.spec;
+  ASSERT_EQ(s.cameras.size(), 2u);
+  EXPECT_EQ(s.cameras[0].name, "a");
+  EXPECT_DOUBLE_EQ(s.cameras[0].fps, 2.5);
+  EXPECT_TRUE(s.cameras[0].loop);
+  EXPECT_EQ(s.cameras[1].name, "camera1");
+  EXPECT_EQ(s.cameras[1].start_frame, 100u);
+  EXPECT_EQ(s.flow.max_in_flight, 3);
+  EXPECT_EQ(s.flow.policy, drop_policy::block);
+  EXPECT_EQ(s.flow.shards, 4);
+  EXPECT_EQ(s.drift.refresh_interval, 30);
+  EXPECT_EQ(s.encoder.model, "tiny");
+  EXPECT_EQ(s.encoder.batch_tokens, 32);
+  ASSERT_EQ(s.sinks.size(), 1u);
+  EXPECT_EQ(s.sinks[0].kind, sink_kind::jsonl);
+}
+
+TEST(pipeline_spec, reports_every_error_before_anything_runs) {
+  auto r = parse_pipeline(R"(
+    [pipeline]
+    drop_policy = "random"
+    max_in_flight = 0
+    [encoder]
+    model = "vit-b16"
+    device = "tpu"
+    [input]
+    image_size = 336
+    patch_size = 14
+    [[camera]]
+    name = "x"
+    source = "/nonexistent/cam.avi"
+    speed = 3
+    [[camera]]
+    name = "x"
+    [[sink]]
+    kind = "jsonl"
+  )", "inline");
+  EXPECT_TRUE(has(r, "[pipeline].drop_policy: 'random'")) << all(r);
+  EXPECT_TRUE(has(r, "[pipeline].max_in_flight: 0 is outside")) << all(r);
+  EXPECT_TRUE(has(r, "[camera[0]].speed: unknown key")) << all(r);
+  EXPECT_TRUE(has(r, "[camera[1]].source: missing")) << all(r);
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(pipeline_spec, semantic_checks_name_their_keys) {
+  pipeline_spec s;
+  s.cache.grid = *patch_grid::make(336, 14);
+  s.encoder.model = "vit-b16";
+  s.encoder.options.device = "tpu";
+  s.cameras = {{"x", "/nonexistent/cam.avi"}, {"x", video}};
+  s.sinks = {{sink_kind::jsonl, ""}};
+  const auto errors = validate(s);
+  pipeline_result r{s, errors};
+  EXPECT_TRUE(has(r, "[camera[0]].source: file '/nonexistent/cam.avi' does not exist")) << all(r);
+  EXPECT_TRUE(has(r, "[camera[1]].name: 'x' is used twice")) << all(r);
+  EXPECT_TRUE(has(r, "[encoder].model: preset 'vit-b16' encodes 224/16 but [input] is 336/14")) << all(r);
+  EXPECT_TRUE(has(r, "[encoder].device: 'tpu'")) << all(r);
+  EXPECT_TRUE(has(r, "[sink[0]].path: a jsonl sink needs a path")) << all(r);
+}
+
+TEST(pipeline_spec, needs_a_camera_and_a_known_model) {
+  auto r = parse_pipeline("[encoder]\nmodel = \"/nonexistent/llava\"\n", "inline");
+  EXPECT_TRUE(has(r, "camera: no [[camera]] configured")) << all(r);
+  EXPECT_TRUE(has(r, "[encoder].model: '/nonexistent/llava' is neither a preset")) << all(r);
+}
+
+TEST(pipeline_spec, shipped_pipeline_is_valid) {
+  auto r = load_pipeline(std::string(VLCACHE_CONFIGS) + "/pipeline.toml");
+  EXPECT_TRUE(r.ok()) << all(r);
+  EXPECT_EQ(r.spec.cameras.size(), 2u);
+}
+
+}  // namespace
+}  // namespace vlcache::graph
+
+namespace vlcache::graph {
+namespace {
+TEST(pipeline_spec, reference_file_documents_valid_keys) {
+  auto r = load_pipeline(std::string(VLCACHE_CONFIGS) + "/reference.toml");
+  EXPECT_TRUE(r.ok()) << all(r);
+}
+}  // namespace
+}  // namespace vlcache::graph
