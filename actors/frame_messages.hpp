@@ -1,19 +1,28 @@
 #pragma once
 /// \file
 /// Messages that travel between the actors of one process. Every message
-/// carries the frame's tag; pixels and signatures travel as shared handles
-/// to immutable data, never as copies.
+/// carries the frame's tag; pixels, signatures, decisions and tokens travel
+/// as shared handles to immutable data, never as copies.
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
 
 #include "core/cache_stats.hpp"
 #include "core/patch_signatures.hpp"
 #include "core/preprocess.hpp"
+#include "core/reference_gate.hpp"
+#include "core/tensor_handle.hpp"
 
 namespace vlcache::actors {
+
+using steady = std::chrono::steady_clock;
 
 /// Identifies a frame: its stream, its sequence number in that stream and
 /// the capture time (milliseconds on the source's clock).
@@ -35,8 +44,58 @@ struct hashed_frame {
   std::shared_ptr<const frame_signatures> signatures;
 };
 
+/// One frame on its way from its source to the sinks; each stage fills in
+/// its part and its time.
+struct frame_job {
+  frame_tag tag;
+  caf::actor source;  ///< gets the frame's credit back when it leaves the pipeline
+  std::shared_ptr<const preprocessed_image> image;
+  std::shared_ptr<const frame_signatures> signatures;
+  std::shared_ptr<const gate_decision> decision;  ///< merged over all shards
+  steady::time_point read_at, hashed_at, gated_at;
+};
+
+/// A shard's hit/miss verdict for its band of positions.
+struct shard_decision {
+  std::shared_ptr<const gate_decision> decision;
+};
+
+/// Positions whose tokens were computed: the shards record them as references.
+struct commit_positions {
+  stream_id stream = 0;
+  std::uint64_t seq = 0;
+  std::shared_ptr<const frame_signatures> signatures;
+  std::shared_ptr<const std::vector<int>> positions;
+};
+
+/// The encoder's output for one frame: the full token sequence, raster order.
+struct encoded_frame {
+  frame_job job;
+  tensor_handle features;
+  int computed = 0;
+  bool full = false;
+  steady::time_point encoded_at;
+};
+
+/// How a frame left the pipeline, reported back to its source.
+enum class frame_outcome : std::uint8_t { encoded, failed };
+
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using decide_atom = caf::atom_constant<caf::atom("decide")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using done_atom = caf::atom_constant<caf::atom("done")>;
+using eos_atom = caf::atom_constant<caf::atom("eos")>;
+using stop_atom = caf::atom_constant<caf::atom("stop")>;
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+using end_stream_atom = caf::atom_constant<caf::atom("endstream")>;
+
 }  // namespace vlcache::actors
 
 // In-process only: these hold handles, so they are never serialised.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::hash_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::hashed_frame)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::frame_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::shard_decision)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::commit_positions)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::encoded_frame)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::frame_outcome)

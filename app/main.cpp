@@ -5,6 +5,7 @@
 #include "app/bench_encoder.hpp"
 #include "app/encode_command.hpp"
 #include "app/scan_command.hpp"
+#include "graph/pipeline_runner.hpp"
 #include "graph/pipeline_spec.hpp"
 
 int main(int argc, char** argv) {
@@ -17,12 +18,23 @@ int main(int argc, char** argv) {
   std::string validate_file;
   auto* validate = app.add_subcommand("validate", "Check a pipeline TOML; print every error, exit non-zero on any");
   validate->add_option("file", validate_file, "Pipeline TOML")->required();
+  std::string run_file;
+  vlcache::graph::run_options run_opts;
+  auto* run = app.add_subcommand("run", "Run a pipeline defined in TOML");
+  run->add_option("file", run_file, "Pipeline TOML")->required();
+  run->add_option("--summary-json", run_opts.summary_json, "Write the run summary as JSON");
   auto* bench = app.add_subcommand("bench", "Benchmarks on real video (programs, not tests)");
   bench->require_subcommand(1);
   vlcache::app::bench_encoder_options bench_encoder;
   vlcache::app::add_bench_encoder_command(*bench, bench_encoder);
   CLI11_PARSE(app, argc, argv);
   if (app.got_subcommand("scan")) return vlcache::app::run_scan(scan);
+  if (run->parsed()) {
+    const auto r = vlcache::graph::load_pipeline(run_file);
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s: %s\n", run_file.c_str(), e.c_str());
+    if (!r.ok()) return 1;
+    return vlcache::graph::run_pipeline(r.spec, run_opts);
+  }
   if (validate->parsed()) {
     const auto r = vlcache::graph::load_pipeline(validate_file);
     for (const auto& e : r.errors) std::fprintf(stderr, "%s: %s\n", validate_file.c_str(), e.c_str());

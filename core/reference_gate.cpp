@@ -60,8 +60,13 @@ reference_gate::stream_state& reference_gate::state(stream_id stream) {
   return streams_.emplace(stream, std::move(s)).first->second;
 }
 
-expected<gate_decision> reference_gate::decide(stream_id stream, const frame_signatures& sigs) {
+expected<gate_decision> reference_gate::decide(stream_id stream, const frame_signatures& sigs, int first,
+                                               int last) {
   if (auto st = check(sigs); !st) return st.err();
+  if (last < 0) last = grid_.count();
+  if (first < 0 || first > last || last > grid_.count())
+    return error{errc::invalid_argument, "position range [" + std::to_string(first) + ", " +
+                                             std::to_string(last) + ") is outside the grid"};
   stream_state& s = state(stream);
   const int n = grid_.count();
   const std::size_t pb = sigs.patch_bytes();
@@ -70,7 +75,7 @@ expected<gate_decision> reference_gate::decide(stream_id stream, const frame_sig
   d.score.assign(n, 0.0f);
   const float inf = std::numeric_limits<float>::infinity();
   auto ratio = [](float dist, float threshold) { return threshold > 0 ? dist / threshold : (dist > 0 ? 1e9f : 0.0f); };
-  for (int pos = 0; pos < n; ++pos) {
+  for (int pos = first; pos < last; ++pos) {
     float score = 0.0f;
     if (s.computed_at[pos] < 0) {
       score = inf;
@@ -91,7 +96,7 @@ expected<gate_decision> reference_gate::decide(stream_id stream, const frame_sig
     }
   }
   s.stats.misses += d.miss_positions.size();
-  s.stats.hits += n - d.miss_positions.size();
+  s.stats.hits += (last - first) - d.miss_positions.size();
   return d;
 }
 

@@ -53,7 +53,10 @@ class reference_gate {
 
   /// Hit or miss per position against the stream's references; a position
   /// without a reference misses. Counts hits and misses for the stream.
-  [[nodiscard]] expected<gate_decision> decide(stream_id stream, const frame_signatures& sigs);
+  /// With a range, only positions [first, last) are judged (a cache shard's
+  /// band); the others are reported as hits with score 0.
+  [[nodiscard]] expected<gate_decision> decide(stream_id stream, const frame_signatures& sigs,
+                                               int first = 0, int last = -1);
 
   /// Records `sigs` as the reference of `positions` (tokens computed at `frame`).
   [[nodiscard]] status commit(stream_id stream, const frame_signatures& sigs,

@@ -1,0 +1,37 @@
+#include "actors/cache_shard_actor.hpp"
+
+#include <caf/all.hpp>
+
+#include "actors/actor_error.hpp"
+
+namespace vlcache::actors {
+
+caf::behavior cache_shard(caf::stateful_actor<cache_shard_state>* self, patch_grid grid,
+                          gate_thresholds thresholds, int first, int last) {
+  auto gate = reference_gate::make(grid, thresholds);
+  if (!gate) {
+    self->quit(to_caf_error(gate.err()));
+    return {};
+  }
+  self->state.gate = std::make_unique<reference_gate>(std::move(*gate));
+  self->state.first = first;
+  self->state.last = last;
+  return {
+      [self](decide_atom, const frame_job& job) -> caf::result<shard_decision> {
+        auto& s = self->state;
+        auto d = s.gate->decide(job.tag.stream, *job.signatures, s.first, s.last);
+        if (!d) return to_caf_error(d.err());
+        return shard_decision{std::make_shared<const gate_decision>(std::move(*d))};
+      },
+      [self](const commit_positions& c) {
+        auto& s = self->state;
+        std::vector<int> mine;
+        for (int p : *c.positions)
+          if (p >= s.first && p < s.last) mine.push_back(p);
+        (void)s.gate->commit(c.stream, *c.signatures, mine, c.seq);
+      },
+      [self](end_stream_atom, stream_id stream) { self->state.gate->end_stream(stream); },
+  };
+}
+
+}  // namespace vlcache::actors

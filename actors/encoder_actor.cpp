@@ -1,0 +1,81 @@
+#include "actors/encoder_actor.hpp"
+
+#include <caf/all.hpp>
+#include <numeric>
+
+namespace vlcache::actors {
+namespace {
+
+void flush(caf::stateful_actor<encoder_state>* self) {
+  auto& s = self->state;
+  ++s.batch_id;  // any timer armed for the old batch is now stale
+  if (s.pending.empty()) return;
+  std::vector<frame_request> batch;
+  for (auto& [job, plan] : s.pending)
+    batch.push_back({job.tag.stream, job.image->pixels.data(), plan.positions, plan.full});
+  auto results = s.encoder->encode(batch);
+  const auto now = steady::now();
+  for (std::size_t i = 0; i < s.pending.size(); ++i) {
+    auto& [job, plan] = s.pending[i];
+    if (!results) {
+      self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::failed);
+      continue;
+    }
+    s.drift->commit(job.tag.stream, plan);
+    auto positions = std::make_shared<std::vector<int>>(plan.positions);
+    for (const auto& shard : s.shards)
+      self->send(shard, commit_positions{job.tag.stream, job.tag.seq, job.signatures, positions});
+    const auto& r = (*results)[i];
+    s.tokens += static_cast<std::uint64_t>(r.computed);
+    ++s.frames;
+    self->send(s.next, encoded_frame{std::move(job), r.features, r.computed, r.full, now});
+  }
+  if (!results) caf::aout(self) << "encoder: batch failed: " << results.err().message << "\n";
+  ++s.batches;
+  s.pending.clear();
+  s.pending_tokens = 0;
+}
+
+}  // namespace
+
+caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, std::shared_ptr<vision_encoder> encoder,
+                            encoder_settings settings, std::vector<caf::actor> shards, caf::actor next) {
+  auto& s = self->state;
+  s.encoder = std::move(encoder);
+  s.drift = std::make_unique<drift_controller>(
+      std::move(*drift_controller::make(s.encoder->config().num_patches(), settings.drift)));
+  s.settings = settings;
+  s.shards = std::move(shards);
+  s.next = std::move(next);
+  return {
+      [self](frame_job& job) {
+        auto& s = self->state;
+        for (const auto& p : s.pending)
+          if (p.first.tag.stream == job.tag.stream) {
+            flush(self);
+            break;
+          }
+        auto plan = s.drift->plan(job.tag.stream, *job.decision);
+        if (!plan) {
+          self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::failed);
+          return;
+        }
+        s.pending_tokens += plan->full ? s.encoder->config().num_patches() : static_cast<int>(plan->positions.size());
+        s.pending.emplace_back(std::move(job), std::move(*plan));
+        if (s.pending_tokens >= s.settings.batch_tokens) {
+          flush(self);
+        } else if (s.pending.size() == 1) {
+          self->delayed_send(self, s.settings.batch_timeout, flush_atom::value, s.batch_id);
+        }
+      },
+      [self](flush_atom, std::uint64_t id) {
+        if (id == self->state.batch_id) flush(self);
+      },
+      [self](end_stream_atom, stream_id stream) {
+        self->state.encoder->end_stream(stream);
+        self->state.drift->end_stream(stream);
+      },
+  };
+}
+
+}  // namespace vlcache::actors

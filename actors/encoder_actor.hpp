@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// The encoder, one per device: collects the frames of many streams, plans
+/// each frame's recompute set with drift control, and runs their tokens as
+/// one batch once `batch_tokens` tokens wait, `batch_timeout` passed since
+/// the first waiting frame, or a second frame of a waiting stream arrives
+/// (a stream's frames must run in order).
+///
+/// Accepts:
+///   frame_job (with decision)  -> batches it
+///   (flush_atom, batch id)     -> the timeout of that batch
+/// Sends:
+///   commit_positions to every shard, encoded_frame to `next`;
+///   (done_atom, seq, frame_outcome::failed) to a frame's source on error.
+
+#include <caf/behavior.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "actors/frame_messages.hpp"
+#include "core/drift_policy.hpp"
+#include "core/vision_encoder.hpp"
+
+namespace vlcache::actors {
+
+struct encoder_settings {
+  int batch_tokens = 256;
+  std::chrono::microseconds batch_timeout{20000};
+  drift_config drift;
+};
+
+struct encoder_state {
+  std::shared_ptr<vision_encoder> encoder;
+  std::unique_ptr<drift_controller> drift;
+  encoder_settings settings;
+  std::vector<caf::actor> shards;
+  caf::actor next;
+  std::vector<std::pair<frame_job, compute_plan>> pending;
+  int pending_tokens = 0;
+  std::uint64_t batch_id = 0;
+  std::uint64_t batches = 0, frames = 0, tokens = 0;
+  static inline const char* name = "encoder";
+};
+
+caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, std::shared_ptr<vision_encoder> encoder,
+                            encoder_settings settings, std::vector<caf::actor> shards, caf::actor next);
+
+}  // namespace vlcache::actors

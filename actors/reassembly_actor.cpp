@@ -1,0 +1,59 @@
+#include "actors/reassembly_actor.hpp"
+
+#include <caf/all.hpp>
+#include <cmath>
+
+namespace vlcache::actors {
+namespace {
+double ms(steady::time_point a, steady::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+}  // namespace
+
+caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks,
+                               std::vector<std::string> stream_names) {
+  self->state.sinks = std::move(sinks);
+  self->state.names = std::move(stream_names);
+  return {
+      [self](const encoded_frame& f) {
+        auto& s = self->state;
+        const auto now = steady::now();
+        const auto& tag = f.job.tag;
+        auto last = s.last_seq.find(tag.stream);
+        if (last != s.last_seq.end() && tag.seq <= last->second) ++s.report.out_of_order;
+        s.last_seq[tag.stream] = tag.seq;
+        frame_record r;
+        r.stream = tag.stream;
+        r.stream_name = tag.stream < s.names.size() ? s.names[tag.stream] : std::to_string(tag.stream);
+        r.seq = tag.seq;
+        r.capture_ms = tag.capture_ms;
+        const auto shape = f.features.shape();
+        r.tokens = shape.empty() ? 0 : static_cast<int>(shape[0]);
+        r.dim = shape.size() < 2 ? 0 : static_cast<int>(shape[1]);
+        r.computed = f.computed;
+        r.full = f.full;
+        const float* data = f.features.data();
+        double norms = 0;
+        for (int t = 0; t < r.tokens; ++t) {
+          double n2 = 0;
+          for (int d = 0; d < r.dim; ++d) n2 += double(data[t * r.dim + d]) * data[t * r.dim + d];
+          norms += std::sqrt(n2);
+        }
+        r.token_norm_mean = r.tokens ? norms / r.tokens : 0;
+        r.hash_ms = ms(f.job.read_at, f.job.hashed_at);
+        r.gate_ms = ms(f.job.hashed_at, f.job.gated_at);
+        r.encode_ms = ms(f.job.gated_at, f.encoded_at);
+        r.total_ms = ms(f.job.read_at, now);
+        s.report.stage_ms["hash"].push_back(r.hash_ms);
+        s.report.stage_ms["gate"].push_back(r.gate_ms);
+        s.report.stage_ms["encode"].push_back(r.encode_ms);
+        s.report.stage_ms["end_to_end"].push_back(r.total_ms);
+        ++s.report.frames;
+        for (const auto& sink : s.sinks) self->send(sink, r);
+        self->send(f.job.source, done_atom::value, tag.seq, frame_outcome::encoded);
+      },
+      [self](stats_atom) { return self->state.report; },
+  };
+}
+
+}  // namespace vlcache::actors

@@ -1,0 +1,52 @@
+#pragma once
+/// \file
+/// Reassembly: the last shared stage. Checks per-stream order, records
+/// stage latencies, hands each frame's token sequence (raster order,
+/// projected) to every sink, and returns the frame's credit to its source.
+/// (With the LLM issue, the answerer sits between this stage and the sinks.)
+///
+/// Accepts:
+///   encoded_frame              -> to sinks; (done_atom, seq, encoded) to the source
+///   stats_atom                 -> replies latency_report
+
+#include <caf/behavior.hpp>
+#include <caf/stateful_actor.hpp>
+#include <map>
+
+#include "actors/frame_messages.hpp"
+
+namespace vlcache::actors {
+
+/// What a sink receives: one line's worth of facts about an encoded frame.
+struct frame_record {
+  std::string stream_name;
+  stream_id stream = 0;
+  std::uint64_t seq = 0;
+  double capture_ms = 0;
+  int tokens = 0, computed = 0, dim = 0;
+  bool full = false;
+  double token_norm_mean = 0;  ///< mean L2 norm of the output tokens
+  double hash_ms = 0, gate_ms = 0, encode_ms = 0, total_ms = 0;
+};
+
+struct latency_report {
+  std::map<std::string, std::vector<double>> stage_ms;  ///< hash, gate, encode, end_to_end
+  std::uint64_t out_of_order = 0;
+  std::uint64_t frames = 0;
+};
+
+struct reassembly_state {
+  std::vector<caf::actor> sinks;
+  std::vector<std::string> names;  ///< stream id -> camera name
+  std::map<stream_id, std::uint64_t> last_seq;
+  latency_report report;
+  static inline const char* name = "reassembly";
+};
+
+caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks,
+                               std::vector<std::string> stream_names);
+
+}  // namespace vlcache::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::frame_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::latency_report)

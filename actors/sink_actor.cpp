@@ -1,0 +1,30 @@
+#include "actors/sink_actor.hpp"
+
+#include <caf/all.hpp>
+#include <nlohmann/json.hpp>
+
+namespace vlcache::actors {
+
+std::string to_json_line(const frame_record& r) {
+  nlohmann::json j{{"stream", r.stream_name},
+                   {"seq", r.seq},
+                   {"capture_ms", r.capture_ms},
+                   {"tokens", r.tokens},
+                   {"dim", r.dim},
+                   {"tokens_computed", r.computed},
+                   {"full", r.full},
+                   {"token_norm_mean", r.token_norm_mean},
+                   {"latency_ms", {{"hash", r.hash_ms}, {"gate", r.gate_ms}, {"encode", r.encode_ms}, {"total", r.total_ms}}}};
+  return j.dump();
+}
+
+caf::behavior sink_actor(caf::stateful_actor<sink_state>* self, std::shared_ptr<connectors::line_sink> out) {
+  return {
+      [self, out](const frame_record& r) {
+        out->write(to_json_line(r));
+        ++self->state.lines;
+      },
+  };
+}
+
+}  // namespace vlcache::actors

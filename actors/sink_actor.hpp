@@ -1,0 +1,28 @@
+#pragma once
+/// \file
+/// A sink: writes one JSON line per encoded frame to its line sink (console
+/// or JSON-lines file). Until the LLM lands, a line reports the projected
+/// token sequence (count, width, mean norm) and the cache work, nothing more.
+///
+/// Accepts:
+///   frame_record  -> one line
+
+#include <caf/behavior.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "actors/reassembly_actor.hpp"
+#include "connectors/line_sink.hpp"
+
+namespace vlcache::actors {
+
+struct sink_state {
+  std::uint64_t lines = 0;
+  static inline const char* name = "sink";
+};
+
+caf::behavior sink_actor(caf::stateful_actor<sink_state>* self, std::shared_ptr<connectors::line_sink> out);
+
+/// The JSON object of one record (also the schema of the ZeroMQ sink later).
+[[nodiscard]] std::string to_json_line(const frame_record& r);
+
+}  // namespace vlcache::actors

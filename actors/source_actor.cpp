@@ -1,0 +1,207 @@
+#include "actors/source_actor.hpp"
+
+#include <caf/all.hpp>
+
+namespace vlcache::actors {
+namespace {
+
+using self_ptr = caf::stateful_actor<source_state>*;
+
+void report_if_done(self_ptr self) {
+  auto& s = self->state;
+  if (s.finished && !s.reported && s.counters.in_flight == 0 && s.queue.empty()) {
+    s.reported = true;
+    self->send(s.monitor, eos_atom::value, s.counters);
+  }
+}
+
+/// Sends every frame whose predecessors have all gone on, in dispatch order.
+void release_in_order(self_ptr self) {
+  auto& s = self->state;
+  for (auto it = s.reorder.find(s.released); it != s.reorder.end() && it->first == s.released;
+       it = s.reorder.find(s.released)) {
+    if (it->second) self->send(s.encoder, std::move(*it->second));
+    s.reorder.erase(it);
+    ++s.released;
+  }
+}
+
+void fail_frame(self_ptr self, std::uint64_t index) {
+  auto& s = self->state;
+  --s.counters.in_flight;
+  ++s.counters.failed;
+  ++s.credits;
+  s.reorder[index] = std::nullopt;
+  release_in_order(self);
+}
+
+/// The frame's first stages: a hasher, then every shard; the merged
+/// decision goes to the encoder with the frame.
+void dispatch(self_ptr self, frame_job job) {
+  auto& s = self->state;
+  --s.credits;
+  ++s.counters.in_flight;
+  const std::uint64_t index = s.dispatched++;
+  const auto& hasher = s.hashers[s.next_hasher++ % s.hashers.size()];
+  auto shared = std::make_shared<frame_job>(std::move(job));
+  self->request(hasher, caf::infinite, hash_request{shared->tag, shared->image})
+      .then(
+          [self, shared, index](const hashed_frame& h) {
+            shared->signatures = h.signatures;
+            shared->hashed_at = steady::now();
+            auto& s = self->state;
+            auto merged = std::make_shared<gate_decision>();
+            merged->miss.assign(h.signatures->grid.count(), 0);
+            merged->score.assign(h.signatures->grid.count(), 0.0f);
+            auto waiting = std::make_shared<std::size_t>(s.shards.size());
+            auto failed = std::make_shared<bool>(false);
+            for (const auto& shard : s.shards)
+              self->request(shard, caf::infinite, decide_atom::value, *shared)
+                  .then(
+                      [self, shared, merged, waiting, failed, index](const shard_decision& d) {
+                        for (int p : d.decision->miss_positions) {
+                          merged->miss[p] = 1;
+                          merged->score[p] = d.decision->score[p];
+                        }
+                        if (--*waiting > 0 || *failed) return;
+                        for (std::size_t p = 0; p < merged->miss.size(); ++p)
+                          if (merged->miss[p]) merged->miss_positions.push_back(static_cast<int>(p));
+                        shared->decision = merged;
+                        shared->gated_at = steady::now();
+                        self->state.reorder[index] = std::move(*shared);
+                        release_in_order(self);
+                      },
+                      [self, waiting, failed, index](const caf::error& e) {
+                        if (!*failed) {
+                          *failed = true;
+                          caf::aout(self) << self->state.settings.name << ": cache shard failed: "
+                                          << self->system().render(e) << "\n";
+                          fail_frame(self, index);
+                        }
+                      });
+          },
+          [self, index](const caf::error& e) {
+            caf::aout(self) << self->state.settings.name << ": " << self->system().render(e) << "\n";
+            fail_frame(self, index);
+          });
+}
+
+bool open_reader(self_ptr self) {
+  auto& s = self->state;
+  auto r = connectors::video_reader::open(s.settings.video);
+  if (!r) {
+    s.counters.error = r.err().message;
+    return false;
+  }
+  s.reader = std::move(*r);
+  return true;
+}
+
+/// Reads one frame and applies the flow policy; false when the source ended.
+bool read_one(self_ptr self) {
+  auto& s = self->state;
+  auto f = s.reader->read();
+  if (!f) {
+    const bool at_end = f.err().code == errc::not_found;
+    if (at_end && !s.settings.loop) return false;
+    if (!at_end) s.counters.error = f.err().message;
+    if (static_cast<int>(s.counters.reopened) >= (at_end ? 1 << 30 : s.settings.retries)) return false;
+    ++s.counters.reopened;
+    return open_reader(self);  // a retry or a loop: read again on the next tick
+  }
+  auto pre = preprocess(f->view, s.settings.preprocess);
+  ++s.counters.read;
+  if (!pre) {
+    ++s.counters.failed;
+    caf::aout(self) << s.settings.name << " frame " << f->seq << ": " << pre.err().message << "\n";
+    return true;
+  }
+  frame_job job;
+  job.tag = {s.settings.stream, s.counters.read - 1, f->capture_ms};
+  job.source = caf::actor_cast<caf::actor>(self);
+  job.image = std::make_shared<const preprocessed_image>(std::move(*pre));
+  job.read_at = steady::now();
+  if (s.credits > 0 && s.queue.empty()) {
+    dispatch(self, std::move(job));
+  } else if (s.settings.policy == flow_policy::drop_newest) {
+    ++s.counters.dropped_newest;
+  } else {
+    s.queue.push_back(std::move(job));
+    if (static_cast<int>(s.queue.size()) > s.settings.queue) {
+      s.queue.pop_front();
+      ++s.counters.dropped_oldest;
+    }
+  }
+  return true;
+}
+
+void schedule(self_ptr self) {
+  auto& s = self->state;
+  if (s.finished) return;
+  if (s.settings.pace_fps > 0)
+    self->delayed_send(self, std::chrono::microseconds(static_cast<long>(1e6 / s.settings.pace_fps)), tick_atom::value);
+  else if (s.credits > 0 || s.settings.policy != flow_policy::block)
+    self->send(self, tick_atom::value);
+  // block without credit: the next done_atom ticks again
+}
+
+}  // namespace
+
+caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_settings settings,
+                           std::vector<hasher_actor> hashers, std::vector<caf::actor> shards,
+                           caf::actor encoder, caf::actor monitor) {
+  auto& s = self->state;
+  s.settings = std::move(settings);
+  s.hashers = std::move(hashers);
+  s.shards = std::move(shards);
+  s.encoder = std::move(encoder);
+  s.monitor = std::move(monitor);
+  s.credits = s.settings.max_in_flight;
+  s.counters.name = s.settings.name;
+  s.counters.stream = s.settings.stream;
+  if (!open_reader(self)) {
+    s.finished = true;
+    caf::aout(self) << s.settings.name << ": " << s.counters.error << "\n";
+    report_if_done(self);
+  } else {
+    self->send(self, tick_atom::value);
+  }
+  return {
+      [self](tick_atom) {
+        auto& s = self->state;
+        if (s.finished) return;
+        if (s.settings.policy == flow_policy::block && s.credits == 0) return;
+        if (!read_one(self)) {
+          s.finished = true;
+          report_if_done(self);
+          return;
+        }
+        schedule(self);
+      },
+      [self](done_atom, std::uint64_t, frame_outcome outcome) {
+        auto& s = self->state;
+        --s.counters.in_flight;
+        ++(outcome == frame_outcome::encoded ? s.counters.encoded : s.counters.failed);
+        ++s.credits;
+        if (!s.queue.empty()) {
+          auto job = std::move(s.queue.front());
+          s.queue.pop_front();
+          dispatch(self, std::move(job));
+        }
+        if (s.settings.policy == flow_policy::block && s.settings.pace_fps <= 0 && !s.finished)
+          self->send(self, tick_atom::value);
+        report_if_done(self);
+      },
+      [self](stop_atom) {
+        self->state.finished = true;
+        report_if_done(self);
+      },
+      [self](stats_atom) {
+        auto c = self->state.counters;
+        c.queued = self->state.queue.size();
+        return c;
+      },
+  };
+}
+
+}  // namespace vlcache::actors

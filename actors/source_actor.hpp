@@ -1,0 +1,80 @@
+#pragma once
+/// \file
+/// A camera source: decodes frames (OpenCV, through connectors/), runs CLIP
+/// preprocessing, and sends each frame through the hasher pool and the
+/// cache shards to the encoder. It holds the flow control of its camera:
+/// at most `max_in_flight` frames between decode and the sinks; beyond that
+/// the drop policy acts (drop_newest, drop_oldest from a queue of `queue`
+/// frames, or block: stop reading). Every frame read ends counted as
+/// encoded, dropped (by reason) or failed.
+///
+/// Accepts:
+///   tick_atom                          -> reads the next frame (paced at fps)
+///   (done_atom, seq, frame_outcome)    -> a frame left the pipeline: credit back
+///   stop_atom                          -> stops reading, drains, then reports
+///   stats_atom                         -> replies source_counters
+/// Sends (to `monitor`): (eos_atom, source_counters) once finished and drained.
+
+#include <caf/behavior.hpp>
+#include <caf/stateful_actor.hpp>
+#include <deque>
+#include <map>
+#include <optional>
+
+#include "actors/frame_messages.hpp"
+#include "actors/hasher_actor.hpp"
+#include "connectors/video_reader.hpp"
+
+namespace vlcache::actors {
+
+enum class flow_policy : std::uint8_t { drop_oldest, drop_newest, block };
+
+struct source_settings {
+  std::string name;
+  stream_id stream = 0;
+  connectors::video_reader_config video;
+  preprocess_config preprocess;
+  bool loop = false;
+  int retries = 3;
+  int max_in_flight = 4;
+  int queue = 2;
+  flow_policy policy = flow_policy::drop_oldest;
+  double pace_fps = 0.0;  ///< 0: read as fast as credits allow
+};
+
+struct source_counters {
+  std::string name;
+  stream_id stream = 0;
+  std::uint64_t read = 0, encoded = 0, failed = 0, dropped_newest = 0, dropped_oldest = 0;
+  std::uint64_t in_flight = 0, queued = 0, reopened = 0;
+  std::string error;  ///< why the source ended early, if it did
+  [[nodiscard]] bool balanced() const noexcept {
+    return read == encoded + failed + dropped_newest + dropped_oldest + in_flight + queued;
+  }
+};
+
+struct source_state {
+  source_settings settings;
+  std::unique_ptr<connectors::video_reader> reader;
+  std::vector<hasher_actor> hashers;
+  std::vector<caf::actor> shards;
+  caf::actor encoder, monitor;
+  std::deque<frame_job> queue;
+  // Hashers and shards run in parallel, so frames can come back out of
+  // order: they wait here until every earlier dispatched frame went on.
+  std::map<std::uint64_t, std::optional<frame_job>> reorder;  // dispatch index -> job (empty: failed)
+  std::uint64_t dispatched = 0, released = 0;
+  source_counters counters;
+  std::size_t next_hasher = 0;
+  int credits = 0;
+  bool finished = false, reported = false;
+  static inline const char* name = "source";
+};
+
+caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_settings settings,
+                           std::vector<hasher_actor> hashers, std::vector<caf::actor> shards,
+                           caf::actor encoder, caf::actor monitor);
+
+}  // namespace vlcache::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::source_counters)

@@ -1,0 +1,223 @@
+#include "graph/pipeline_runner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include <caf/all.hpp>
+
+#include "actors/actor_error.hpp"
+#include "actors/cache_shard_actor.hpp"
+#include "actors/encoder_actor.hpp"
+#include "actors/hasher_actor.hpp"
+#include "actors/reassembly_actor.hpp"
+#include "actors/sink_actor.hpp"
+#include "actors/source_actor.hpp"
+
+namespace vlcache::graph {
+namespace {
+
+std::atomic<bool> stop_requested{false};
+extern "C" void on_signal(int) { stop_requested = true; }
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * (v.size() - 1) + 0.5))];
+}
+
+actors::flow_policy to_flow(drop_policy p) {
+  switch (p) {
+    case drop_policy::drop_oldest: return actors::flow_policy::drop_oldest;
+    case drop_policy::drop_newest: return actors::flow_policy::drop_newest;
+    case drop_policy::block: return actors::flow_policy::block;
+  }
+  return actors::flow_policy::block;
+}
+
+}  // namespace
+
+int run_pipeline(const pipeline_spec& spec, const run_options& options) {
+  if (auto errors = validate(spec); !errors.empty()) {
+    for (const auto& e : errors) std::fprintf(stderr, "error: %s\n", e.c_str());
+    return 1;
+  }
+  auto loaded = vision_encoder::load(spec.encoder.model, spec.encoder.options);
+  if (!loaded) {
+    std::fprintf(stderr, "error: [encoder].model: %s\n", loaded.err().message.c_str());
+    return 1;
+  }
+  std::shared_ptr<vision_encoder> encoder = std::move(*loaded);
+  if (encoder->random_weights())
+    std::printf("NOTICE: %s -- tokens come from RANDOM weights and mean nothing\n", encoder->description().c_str());
+  else
+    std::printf("encoder: %s\n", encoder->description().c_str());
+
+  std::vector<std::shared_ptr<connectors::line_sink>> outputs;
+  for (std::size_t i = 0; i < spec.sinks.size(); ++i) {
+    if (spec.sinks[i].kind == sink_kind::console) {
+      outputs.push_back(connectors::make_console_sink());
+      continue;
+    }
+    auto f = connectors::make_jsonl_sink(spec.sinks[i].path);
+    if (!f) {
+      std::fprintf(stderr, "error: [sink[%zu]].path: %s\n", i, f.err().message.c_str());
+      return 1;
+    }
+    outputs.push_back(std::move(*f));
+  }
+
+  caf::actor_system_config cfg;
+  actors::register_error_category(cfg);
+  cfg.set("scheduler.max-threads", static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
+  cfg.set("logger.console", caf::atom("none"));
+  caf::actor_system sys{cfg};
+  caf::scoped_actor runner{sys};
+
+  std::vector<caf::actor> sinks;
+  for (auto& out : outputs) sinks.push_back(sys.spawn(actors::sink_actor, out));
+  std::vector<std::string> names;
+  for (const auto& c : spec.cameras) names.push_back(c.name);
+  auto reassembly = sys.spawn(actors::reassembly_actor, sinks, names);
+
+  // Shards own bands of whole patch rows.
+  const auto& grid = spec.cache.grid;
+  std::vector<caf::actor> shards;
+  const int rows = grid.side(), count = std::min(spec.flow.shards, rows);
+  for (int i = 0; i < count; ++i) {
+    const int r0 = rows * i / count, r1 = rows * (i + 1) / count;
+    shards.push_back(sys.spawn(actors::cache_shard, grid, spec.cache.gate, r0 * rows, r1 * rows));
+  }
+  actors::encoder_settings es;
+  es.batch_tokens = spec.encoder.batch_tokens;
+  es.batch_timeout = std::chrono::microseconds(static_cast<long>(spec.encoder.batch_timeout_ms * 1000));
+  es.drift = spec.drift;
+  // The encoder computes for a long time per message: its own thread keeps
+  // it from starving the scheduler that decodes, hashes and gates.
+  auto enc = sys.spawn<caf::detached>(actors::encoder_actor, encoder, es, shards, reassembly);
+
+  auto engine = std::make_shared<const signature_engine>(*signature_engine::make(grid));
+  std::vector<actors::hasher_actor> hashers;
+  for (int i = 0; i < spec.flow.hashers; ++i) hashers.push_back(sys.spawn(actors::hasher, engine));
+
+  std::vector<caf::actor> sources;
+  for (std::size_t i = 0; i < spec.cameras.size(); ++i) {
+    const auto& c = spec.cameras[i];
+    actors::source_settings ss;
+    ss.name = c.name;
+    ss.stream = static_cast<stream_id>(i);
+    ss.video = {c.source, c.fps, c.start_frame, c.max_frames};
+    ss.preprocess = spec.cache.preprocess;
+    ss.preprocess.pad_to_square = c.pad_to_square;
+    ss.loop = c.loop;
+    ss.retries = c.retries;
+    ss.max_in_flight = spec.flow.max_in_flight;
+    ss.queue = spec.flow.queue;
+    ss.policy = to_flow(spec.flow.policy);
+    sources.push_back(sys.spawn(actors::source_actor, ss, hashers, shards, enc, caf::actor_cast<caf::actor>(runner)));
+  }
+
+  stop_requested = false;
+  auto old_int = std::signal(SIGINT, on_signal);
+  auto old_term = std::signal(SIGTERM, on_signal);
+  const auto started = actors::steady::now();
+  std::vector<actors::source_counters> finished;
+  bool stopping = false;
+  const auto tick = std::chrono::milliseconds(200);
+  auto next_progress = started + std::chrono::duration_cast<actors::steady::duration>(
+                                     std::chrono::duration<double>(spec.flow.progress_seconds));
+  while (finished.size() < sources.size()) {
+    runner->receive(
+        [&](actors::eos_atom, const actors::source_counters& c) { finished.push_back(c); },
+        caf::after(tick) >> [] {});
+    if (stop_requested && !stopping) {
+      stopping = true;
+      std::printf("stopping: draining frames in flight\n");
+      for (const auto& s : sources) runner->send(s, actors::stop_atom::value);
+    }
+    if (options.progress && spec.flow.progress_seconds > 0 && actors::steady::now() >= next_progress) {
+      next_progress += std::chrono::duration_cast<actors::steady::duration>(
+          std::chrono::duration<double>(spec.flow.progress_seconds));
+      std::uint64_t read = 0, encoded = 0, dropped = 0, in_flight = 0;
+      for (const auto& s : sources)
+        runner->request(s, std::chrono::seconds(1), actors::stats_atom::value)
+            .receive([&](const actors::source_counters& c) {
+                       read += c.read;
+                       encoded += c.encoded;
+                       dropped += c.dropped_newest + c.dropped_oldest;
+                       in_flight += c.in_flight;
+                     },
+                     [](const caf::error&) {});
+      for (const auto& c : finished) {
+        read += c.read;
+        encoded += c.encoded;
+        dropped += c.dropped_newest + c.dropped_oldest;
+      }
+      const double secs = std::chrono::duration<double>(actors::steady::now() - started).count();
+      std::printf("progress: %.1fs %llu read, %llu encoded (%.2f frames/s), %llu in flight, %llu dropped\n", secs,
+                  static_cast<unsigned long long>(read), static_cast<unsigned long long>(encoded), encoded / secs,
+                  static_cast<unsigned long long>(in_flight), static_cast<unsigned long long>(dropped));
+    }
+  }
+  const double seconds = std::chrono::duration<double>(actors::steady::now() - started).count();
+  std::signal(SIGINT, old_int);
+  std::signal(SIGTERM, old_term);
+
+  actors::latency_report report;
+  runner->request(reassembly, std::chrono::seconds(5), actors::stats_atom::value)
+      .receive([&](const actors::latency_report& r) { report = r; }, [](const caf::error&) {});
+
+  std::sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) { return a.stream < b.stream; });
+  nlohmann::json summary{{"pipeline", spec.name}, {"seconds", seconds}, {"random_weights", encoder->random_weights()}};
+  bool balanced = true;
+  std::uint64_t total_read = 0, total_encoded = 0;
+  std::printf("\nsummary of '%s' after %.1f s\n", spec.name.c_str(), seconds);
+  for (const auto& c : finished) {
+    balanced &= c.balanced();
+    total_read += c.read;
+    total_encoded += c.encoded;
+    std::printf("  %-12s read %5llu = encoded %5llu + dropped %llu (oldest) + %llu (newest) + failed %llu%s%s\n",
+                c.name.c_str(), static_cast<unsigned long long>(c.read), static_cast<unsigned long long>(c.encoded),
+                static_cast<unsigned long long>(c.dropped_oldest), static_cast<unsigned long long>(c.dropped_newest),
+                static_cast<unsigned long long>(c.failed), c.balanced() ? "" : "  UNACCOUNTED FRAMES",
+                c.error.empty() ? "" : ("  (" + c.error + ")").c_str());
+    summary["streams"].push_back({{"name", c.name},
+                                  {"frames_read", c.read},
+                                  {"frames_encoded", c.encoded},
+                                  {"frames_failed", c.failed},
+                                  {"dropped", {{"oldest", c.dropped_oldest}, {"newest", c.dropped_newest}}},
+                                  {"reopened", c.reopened},
+                                  {"error", c.error}});
+  }
+  nlohmann::json stages;
+  for (const auto& [stage, v] : report.stage_ms) {
+    stages[stage] = {{"p50_ms", quantile(v, 0.5)}, {"p95_ms", quantile(v, 0.95)}};
+    std::printf("  %-10s p50 %8.2f ms  p95 %8.2f ms\n", stage.c_str(), quantile(v, 0.5), quantile(v, 0.95));
+  }
+  summary["latency"] = stages;
+  summary["frames_read"] = total_read;
+  summary["frames_encoded"] = total_encoded;
+  summary["throughput_fps"] = seconds > 0 ? total_encoded / seconds : 0.0;
+  summary["out_of_order"] = report.out_of_order;
+  summary["accounted"] = balanced;
+  std::printf("  throughput %.2f frames/s, %llu out of order, every frame accounted: %s\n",
+              seconds > 0 ? total_encoded / seconds : 0.0, static_cast<unsigned long long>(report.out_of_order),
+              balanced ? "yes" : "NO");
+  if (!options.summary_json.empty()) {
+    std::ofstream f(options.summary_json);
+    if (!f) std::fprintf(stderr, "error: cannot write '%s'\n", options.summary_json.c_str());
+    else f << summary.dump(2) << "\n";
+  }
+  for (auto& s : sources) runner->send_exit(s, caf::exit_reason::user_shutdown);
+  runner->send_exit(enc, caf::exit_reason::user_shutdown);
+  runner->send_exit(reassembly, caf::exit_reason::user_shutdown);
+  for (auto& s : shards) runner->send_exit(s, caf::exit_reason::user_shutdown);
+  for (auto& s : sinks) runner->send_exit(s, caf::exit_reason::user_shutdown);
+  for (auto& h : hashers) runner->send_exit(h, caf::exit_reason::user_shutdown);
+  return balanced && report.out_of_order == 0 ? 0 : 1;
+}
+
+}  // namespace vlcache::graph

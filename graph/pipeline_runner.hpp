@@ -1,0 +1,23 @@
+#pragma once
+/// \file
+/// Spawns and wires the actors of a validated pipeline spec, runs it until
+/// every camera has finished and drained (or SIGINT/SIGTERM asked it to
+/// stop), prints progress and a summary, and checks that every frame read
+/// is accounted for.
+
+#include <string>
+
+#include "graph/pipeline_spec.hpp"
+
+namespace vlcache::graph {
+
+struct run_options {
+  std::string summary_json;  ///< write the summary here as JSON
+  bool progress = true;
+};
+
+/// 0 on a clean run; 1 when the pipeline could not start or a frame went
+/// unaccounted. Errors are printed naming what failed.
+[[nodiscard]] int run_pipeline(const pipeline_spec& spec, const run_options& options);
+
+}  // namespace vlcache::graph
