@@ -13,8 +13,10 @@ void flush(caf::stateful_actor<encoder_state>* self) {
   std::vector<frame_request> batch;
   for (auto& [job, plan] : s.pending)
     batch.push_back({job.tag.stream, job.image->pixels.data(), plan.positions, plan.full});
+  const auto started = steady::now();
   auto results = s.encoder->encode(batch);
   const auto now = steady::now();
+  s.busy_seconds += std::chrono::duration<double>(now - started).count();
   for (std::size_t i = 0; i < s.pending.size(); ++i) {
     auto& [job, plan] = s.pending[i];
     if (!results) {
@@ -70,6 +72,10 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, std::share
       },
       [self](flush_atom, std::uint64_t id) {
         if (id == self->state.batch_id) flush(self);
+      },
+      [self](stats_atom) {
+        const auto& s = self->state;
+        return encoder_counters{s.batches, s.frames, s.tokens, s.busy_seconds};
       },
       [self](end_stream_atom, stream_id stream) {
         self->state.encoder->end_stream(stream);

@@ -9,6 +9,7 @@
 /// Accepts:
 ///   frame_job (with decision)  -> batches it
 ///   (flush_atom, batch id)     -> the timeout of that batch
+///   stats_atom                 -> replies encoder_counters
 /// Sends:
 ///   commit_positions to every shard, encoded_frame to `next`;
 ///   (done_atom, seq, frame_outcome::failed) to a frame's source on error.
@@ -38,10 +39,18 @@ struct encoder_state {
   int pending_tokens = 0;
   std::uint64_t batch_id = 0;
   std::uint64_t batches = 0, frames = 0, tokens = 0;
+  double busy_seconds = 0;  ///< time spent encoding: the stage's standalone cost
   static inline const char* name = "encoder";
+};
+
+struct encoder_counters {
+  std::uint64_t batches = 0, frames = 0, tokens = 0;
+  double busy_seconds = 0;
 };
 
 caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, std::shared_ptr<vision_encoder> encoder,
                             encoder_settings settings, std::vector<caf::actor> shards, caf::actor next);
 
 }  // namespace vlcache::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::encoder_counters)

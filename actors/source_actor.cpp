@@ -100,6 +100,7 @@ bool open_reader(self_ptr self) {
 /// Reads one frame and applies the flow policy; false when the source ended.
 bool read_one(self_ptr self) {
   auto& s = self->state;
+  const auto started = steady::now();
   auto f = s.reader->read();
   if (!f) {
     const bool at_end = f.err().code == errc::not_found;
@@ -110,6 +111,7 @@ bool read_one(self_ptr self) {
     return open_reader(self);  // a retry or a loop: read again on the next tick
   }
   auto pre = preprocess(f->view, s.settings.preprocess);
+  s.counters.decode_seconds += std::chrono::duration<double>(steady::now() - started).count();
   ++s.counters.read;
   if (!pre) {
     ++s.counters.failed;

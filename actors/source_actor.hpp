@@ -47,6 +47,7 @@ struct source_counters {
   stream_id stream = 0;
   std::uint64_t read = 0, encoded = 0, failed = 0, dropped_newest = 0, dropped_oldest = 0;
   std::uint64_t in_flight = 0, queued = 0, reopened = 0;
+  double decode_seconds = 0;  ///< decoding and preprocessing: the stage's standalone cost
   std::string error;  ///< why the source ended early, if it did
   [[nodiscard]] bool balanced() const noexcept {
     return read == encoded + failed + dropped_newest + dropped_oldest + in_flight + queued;

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include <caf/all.hpp>
@@ -120,6 +121,22 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     sources.push_back(sys.spawn(actors::source_actor, ss, hashers, shards, enc, caf::actor_cast<caf::actor>(runner)));
   }
 
+  // Supervision: a stage that dies stops the run with a clear message
+  // instead of leaving it waiting for frames that will never come.
+  std::map<caf::actor_addr, std::string> stage_names;
+  auto watch = [&](const caf::actor& a, const std::string& name) {
+    runner->monitor(a);
+    stage_names[a.address()] = name;
+  };
+  watch(enc, "encoder");
+  watch(reassembly, "reassembly");
+  for (std::size_t i = 0; i < shards.size(); ++i) watch(shards[i], "cache shard " + std::to_string(i));
+  for (std::size_t i = 0; i < sinks.size(); ++i) watch(sinks[i], "sink " + std::to_string(i));
+  for (std::size_t i = 0; i < hashers.size(); ++i)
+    watch(caf::actor_cast<caf::actor>(hashers[i]), "hasher " + std::to_string(i));
+  for (std::size_t i = 0; i < sources.size(); ++i) watch(sources[i], "camera '" + spec.cameras[i].name + "'");
+  std::string failed_stage;
+
   stop_requested = false;
   auto old_int = std::signal(SIGINT, on_signal);
   auto old_term = std::signal(SIGTERM, on_signal);
@@ -129,9 +146,15 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   const auto tick = std::chrono::milliseconds(200);
   auto next_progress = started + std::chrono::duration_cast<actors::steady::duration>(
                                      std::chrono::duration<double>(spec.flow.progress_seconds));
-  while (finished.size() < sources.size()) {
+  while (finished.size() < sources.size() && failed_stage.empty()) {
     runner->receive(
         [&](actors::eos_atom, const actors::source_counters& c) { finished.push_back(c); },
+        [&](const caf::down_msg& d) {
+          const bool source_done = std::any_of(finished.begin(), finished.end(), [&](const auto& c) {
+            return stage_names[d.source] == "camera '" + c.name + "'";
+          });
+          if (!source_done) failed_stage = stage_names[d.source] + " stopped: " + sys.render(d.reason);
+        },
         caf::after(tick) >> [] {});
     if (stop_requested && !stopping) {
       stopping = true;
@@ -163,6 +186,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     }
   }
   const double seconds = std::chrono::duration<double>(actors::steady::now() - started).count();
+  if (!failed_stage.empty()) std::fprintf(stderr, "error: %s; the pipeline stops\n", failed_stage.c_str());
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
 
@@ -170,6 +194,9 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   runner->request(reassembly, std::chrono::seconds(5), actors::stats_atom::value)
       .receive([&](const actors::latency_report& r) { report = r; }, [](const caf::error&) {});
 
+  actors::encoder_counters enc_stats;
+  runner->request(enc, std::chrono::seconds(5), actors::stats_atom::value)
+      .receive([&](const actors::encoder_counters& c) { enc_stats = c; }, [](const caf::error&) {});
   std::sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) { return a.stream < b.stream; });
   nlohmann::json summary{{"pipeline", spec.name}, {"seconds", seconds}, {"random_weights", encoder->random_weights()}};
   bool balanced = true;
@@ -202,6 +229,21 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   summary["frames_encoded"] = total_encoded;
   summary["throughput_fps"] = seconds > 0 ? total_encoded / seconds : 0.0;
   summary["out_of_order"] = report.out_of_order;
+  // Each stage's throughput on its own: frames over the time it was busy.
+  // The pipeline overlaps the stages, so its throughput should approach the
+  // slowest one's.
+  double decode_seconds = 0;
+  for (const auto& c : finished) decode_seconds += c.decode_seconds;
+  const double decode_fps = decode_seconds > 0 ? total_read / decode_seconds : 0.0;
+  const double encoder_fps = enc_stats.busy_seconds > 0 ? enc_stats.frames / enc_stats.busy_seconds : 0.0;
+  const double slowest = std::min(decode_fps > 0 ? decode_fps : 1e30, encoder_fps > 0 ? encoder_fps : 1e30);
+  const double throughput = seconds > 0 ? total_encoded / seconds : 0.0;
+  summary["stage_throughput_fps"] = {{"decode_preprocess", decode_fps}, {"encoder", encoder_fps}};
+  summary["slowest_stage_fps"] = slowest;
+  summary["throughput_over_slowest_stage"] = slowest < 1e30 ? throughput / slowest : 0.0;
+  summary["encoder"] = {{"batches", enc_stats.batches}, {"frames", enc_stats.frames}, {"tokens_computed", enc_stats.tokens}};
+  std::printf("  stages alone: decode+preprocess %.1f frames/s, encoder %.1f frames/s; pipeline %.1f frames/s = %.2fx the slowest\n",
+              decode_fps, encoder_fps, throughput, slowest < 1e30 ? throughput / slowest : 0.0);
   summary["accounted"] = balanced;
   std::printf("  throughput %.2f frames/s, %llu out of order, every frame accounted: %s\n",
               seconds > 0 ? total_encoded / seconds : 0.0, static_cast<unsigned long long>(report.out_of_order),
@@ -217,7 +259,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   for (auto& s : shards) runner->send_exit(s, caf::exit_reason::user_shutdown);
   for (auto& s : sinks) runner->send_exit(s, caf::exit_reason::user_shutdown);
   for (auto& h : hashers) runner->send_exit(h, caf::exit_reason::user_shutdown);
-  return balanced && report.out_of_order == 0 ? 0 : 1;
+  return balanced && report.out_of_order == 0 && failed_stage.empty() ? 0 : 1;
 }
 
 }  // namespace vlcache::graph

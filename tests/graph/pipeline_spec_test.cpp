@@ -117,7 +117,7 @@ TEST(pipeline_spec, needs_a_camera_and_a_known_model) {
 TEST(pipeline_spec, shipped_pipeline_is_valid) {
   auto r = load_pipeline(std::string(VLCACHE_CONFIGS) + "/pipeline.toml");
   EXPECT_TRUE(r.ok()) << all(r);
-  EXPECT_EQ(r.spec.cameras.size(), 2u);
+  EXPECT_EQ(r.spec.cameras.size(), 4u);
 }
 
 }  // namespace
