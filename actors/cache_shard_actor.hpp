@@ -4,8 +4,12 @@
 /// stream. Shards split the per-frame gate work and its reference state.
 ///
 /// Accepts:
-///   (decide_atom, frame_job)   -> shard_decision for positions [first, last)
-///   commit_positions           -> records references (its band only)
+///   (decide_atom, frame_job)   -> shard_decision for positions [first, last);
+///                                 its misses become references at once, so the
+///                                 stream's next frames (already in flight) are
+///                                 judged against them, not against older ones
+///   commit_positions           -> records references for other computed tokens
+///   invalidate_positions       -> forgets references of tokens not computed
 ///   (end_stream_atom, stream)  -> frees the stream's references
 
 #include <caf/behavior.hpp>

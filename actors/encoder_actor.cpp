@@ -20,16 +20,34 @@ void flush(caf::stateful_actor<encoder_state>* self) {
   for (std::size_t i = 0; i < s.pending.size(); ++i) {
     auto& [job, plan] = s.pending[i];
     if (!results) {
+      // The shards took this frame's misses as references: undo that.
+      auto misses = std::make_shared<const std::vector<int>>(job.decision->miss_positions);
+      for (const auto& shard : s.shards) self->send(shard, invalidate_positions{job.tag.stream, misses});
       self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::failed);
       continue;
     }
     s.drift->commit(job.tag.stream, plan);
-    auto positions = std::make_shared<std::vector<int>>(plan.positions);
-    for (const auto& shard : s.shards)
-      self->send(shard, commit_positions{job.tag.stream, job.tag.seq, job.signatures, positions});
+    // Misses are references already; tokens the drift policy added are not,
+    // and misses the budget deferred must miss again.
+    std::vector<bool> planned(job.decision->miss.size(), false);
+    for (int p : plan.positions) planned[p] = true;
+    auto added = std::make_shared<std::vector<int>>();
+    auto deferred = std::make_shared<std::vector<int>>();
+    for (int p : plan.positions)
+      if (!job.decision->miss[p]) added->push_back(p);
+    for (int p : job.decision->miss_positions)
+      if (!planned[p]) deferred->push_back(p);
+    for (const auto& shard : s.shards) {
+      if (!added->empty()) self->send(shard, commit_positions{job.tag.stream, job.tag.seq, job.signatures, added});
+      if (!deferred->empty()) self->send(shard, invalidate_positions{job.tag.stream, deferred});
+    }
     const auto& r = (*results)[i];
-    s.tokens += static_cast<std::uint64_t>(r.computed);
+    const auto computed = static_cast<std::uint64_t>(r.full ? s.encoder->config().num_patches() : r.computed);
+    s.tokens += computed;
     ++s.frames;
+    auto& ps = s.per_stream[job.tag.stream];
+    ++ps.first;
+    ps.second += computed;
     self->send(s.next, encoded_frame{std::move(job), r.features, r.computed, r.full, now});
   }
   if (!results) caf::aout(self) << "encoder: batch failed: " << results.err().message << "\n";
@@ -75,7 +93,8 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, std::share
       },
       [self](stats_atom) {
         const auto& s = self->state;
-        return encoder_counters{s.batches, s.frames, s.tokens, s.busy_seconds};
+        return encoder_counters{s.batches, s.frames, s.tokens, s.busy_seconds,
+                                s.encoder->config().num_patches(), s.per_stream};
       },
       [self](end_stream_atom, stream_id stream) {
         self->state.encoder->end_stream(stream);

@@ -16,6 +16,7 @@
 
 #include <caf/behavior.hpp>
 #include <caf/stateful_actor.hpp>
+#include <map>
 
 #include "actors/frame_messages.hpp"
 #include "core/drift_policy.hpp"
@@ -40,12 +41,15 @@ struct encoder_state {
   std::uint64_t batch_id = 0;
   std::uint64_t batches = 0, frames = 0, tokens = 0;
   double busy_seconds = 0;  ///< time spent encoding: the stage's standalone cost
+  std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> per_stream;  ///< frames, tokens computed
   static inline const char* name = "encoder";
 };
 
 struct encoder_counters {
   std::uint64_t batches = 0, frames = 0, tokens = 0;
   double busy_seconds = 0;
+  int tokens_per_frame = 0;
+  std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> per_stream;  ///< frames, tokens computed
 };
 
 caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, std::shared_ptr<vision_encoder> encoder,

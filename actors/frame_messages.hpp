@@ -68,6 +68,13 @@ struct commit_positions {
   std::shared_ptr<const std::vector<int>> positions;
 };
 
+/// Positions whose tokens were not computed after all (a compute budget
+/// deferred them, or the batch failed): the shards forget their references.
+struct invalidate_positions {
+  stream_id stream = 0;
+  std::shared_ptr<const std::vector<int>> positions;
+};
+
 /// The encoder's output for one frame: the full token sequence, raster order.
 struct encoded_frame {
   frame_job job;
@@ -98,4 +105,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::frame_job)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::shard_decision)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::commit_positions)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::encoded_frame)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::invalidate_positions)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::frame_outcome)

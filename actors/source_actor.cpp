@@ -162,9 +162,13 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
   s.counters.name = s.settings.name;
   s.counters.stream = s.settings.stream;
   if (!open_reader(self)) {
-    s.finished = true;
     caf::aout(self) << s.settings.name << ": " << s.counters.error << "\n";
-    report_if_done(self);
+    if (s.settings.retries <= 0) {
+      s.finished = true;
+      report_if_done(self);
+    } else {
+      self->delayed_send(self, std::chrono::milliseconds(500), tick_atom::value);
+    }
   } else {
     self->send(self, tick_atom::value);
   }
@@ -172,6 +176,19 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
       [self](tick_atom) {
         auto& s = self->state;
         if (s.finished) return;
+        if (!s.reader) {  // the source has not opened yet: retry as configured
+          ++s.counters.reopened;
+          if (open_reader(self)) {
+            s.counters.error.clear();
+            self->send(self, tick_atom::value);
+          } else if (static_cast<int>(s.counters.reopened) >= s.settings.retries) {
+            s.finished = true;
+            report_if_done(self);
+          } else {
+            self->delayed_send(self, std::chrono::milliseconds(500), tick_atom::value);
+          }
+          return;
+        }
         if (s.settings.policy == flow_policy::block && s.credits == 0) return;
         if (!read_one(self)) {
           s.finished = true;

@@ -2,13 +2,19 @@
 
 #include <cmath>
 #include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
 
 namespace vlcache::connectors {
 
 struct video_reader::impl {
   video_reader_config config;
   cv::VideoCapture capture;
+  std::vector<std::string> images;  // an image folder, sorted by name; empty for videos
   cv::Mat frame;
   double fps = 0.0;
   std::uint64_t decoded = 0;   // frames decoded from the source
@@ -24,6 +30,20 @@ expected<std::unique_ptr<video_reader>> video_reader::open(const video_reader_co
     return error{errc::invalid_config, "sample_fps must be >= 0 for source '" + c.source + "'"};
   auto p = std::make_unique<impl>();
   p->config = c;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(c.source, ec)) {
+    static const std::set<std::string> exts{".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".pgm", ".tif", ".tiff", ".webp"};
+    for (const auto& e : fs::directory_iterator(c.source, ec)) {
+      std::string ext = e.path().extension().string();
+      std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      if (e.is_regular_file() && exts.count(ext)) p->images.push_back(e.path().string());
+    }
+    std::sort(p->images.begin(), p->images.end());
+    if (p->images.empty()) return error{errc::not_found, "image folder '" + c.source + "' holds no images"};
+    p->fps = c.sample_fps > 0 ? c.sample_fps : 1.0;  // a folder has no rate: one image per sampled tick
+    return std::unique_ptr<video_reader>(new video_reader(std::move(p)));
+  }
   try {
     if (!p->capture.open(c.source))
       return error{errc::not_found, "cannot open video source '" + c.source + "'"};
@@ -43,7 +63,16 @@ expected<video_frame> video_reader::read() {
   for (;;) {
     bool ok = false;
     try {
-      ok = s.capture.read(s.frame);
+      if (!s.images.empty()) {
+        ok = s.decoded < s.images.size();
+        if (ok) {
+          s.frame = cv::imread(s.images[s.decoded], cv::IMREAD_COLOR);
+          if (s.frame.empty())
+            return error{errc::io_error, "cannot decode image '" + s.images[s.decoded++] + "'"};
+        }
+      } else {
+        ok = s.capture.read(s.frame);
+      }
     } catch (const cv::Exception& e) {
       return error{errc::io_error, "decoding '" + s.config.source + "' failed: " + e.what()};
     }
@@ -75,10 +104,10 @@ expected<video_frame> video_reader::read() {
 
 double video_reader::source_fps() const noexcept { return impl_->fps; }
 int video_reader::width() const noexcept {
-  return static_cast<int>(impl_->capture.get(cv::CAP_PROP_FRAME_WIDTH));
+  return impl_->images.empty() ? static_cast<int>(impl_->capture.get(cv::CAP_PROP_FRAME_WIDTH)) : impl_->frame.cols;
 }
 int video_reader::height() const noexcept {
-  return static_cast<int>(impl_->capture.get(cv::CAP_PROP_FRAME_HEIGHT));
+  return impl_->images.empty() ? static_cast<int>(impl_->capture.get(cv::CAP_PROP_FRAME_HEIGHT)) : impl_->frame.rows;
 }
 
 }  // namespace vlcache::connectors

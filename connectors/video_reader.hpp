@@ -1,7 +1,9 @@
 #pragma once
 /// \file
-/// Reads frames from a video file, image folder or stream URL with OpenCV,
-/// sampled at a target rate, and hands them to core/ as image views.
+/// Reads frames from a video file, an image sequence pattern (img_%04d.png),
+/// a folder of images (sorted by name) or a stream URL (RTSP, HTTP, V4L2
+/// device) with OpenCV, sampled at a target rate, and hands them to core/ as
+/// image views.
 
 #include <cstdint>
 #include <memory>

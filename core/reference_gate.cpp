@@ -120,6 +120,17 @@ status reference_gate::commit(stream_id stream, const frame_signatures& sigs,
   return {};
 }
 
+status reference_gate::invalidate(stream_id stream, const std::vector<int>& positions) {
+  for (int pos : positions)
+    if (pos < 0 || pos >= grid_.count())
+      return error{errc::invalid_argument, "position " + std::to_string(pos) + " is outside the grid of " +
+                                               std::to_string(grid_.count()) + " patches"};
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return {};
+  for (int pos : positions) it->second.computed_at[pos] = -1;
+  return {};
+}
+
 std::optional<std::uint64_t> reference_gate::computed_at(stream_id stream, int position) const {
   auto it = streams_.find(stream);
   if (it == streams_.end() || position < 0 || position >= grid_.count() ||

@@ -62,6 +62,10 @@ class reference_gate {
   [[nodiscard]] status commit(stream_id stream, const frame_signatures& sigs,
                               const std::vector<int>& positions, std::uint64_t frame);
 
+  /// Forgets the references of `positions` (their tokens were not computed
+  /// after all): they miss on the stream's next frame.
+  [[nodiscard]] status invalidate(stream_id stream, const std::vector<int>& positions);
+
   /// Frame at which the token of `position` was last computed, if ever.
   [[nodiscard]] std::optional<std::uint64_t> computed_at(stream_id stream, int position) const;
 

@@ -179,10 +179,18 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
         encoded += c.encoded;
         dropped += c.dropped_newest + c.dropped_oldest;
       }
+      double computed_share = 0;
+      runner->request(enc, std::chrono::seconds(1), actors::stats_atom::value)
+          .receive([&](const actors::encoder_counters& c) {
+                     if (c.frames > 0) computed_share = double(c.tokens) / (double(c.frames) * c.tokens_per_frame);
+                   },
+                   [](const caf::error&) {});
       const double secs = std::chrono::duration<double>(actors::steady::now() - started).count();
-      std::printf("progress: %.1fs %llu read, %llu encoded (%.2f frames/s), %llu in flight, %llu dropped\n", secs,
-                  static_cast<unsigned long long>(read), static_cast<unsigned long long>(encoded), encoded / secs,
-                  static_cast<unsigned long long>(in_flight), static_cast<unsigned long long>(dropped));
+      std::printf("progress: %.1fs %llu read, %llu encoded (%.2f frames/s), tokens computed %.1f%% (hit rate %.1f%%), "
+                  "%llu in flight, %llu dropped\n",
+                  secs, static_cast<unsigned long long>(read), static_cast<unsigned long long>(encoded), encoded / secs,
+                  100 * computed_share, 100 * (1 - computed_share), static_cast<unsigned long long>(in_flight),
+                  static_cast<unsigned long long>(dropped));
     }
   }
   const double seconds = std::chrono::duration<double>(actors::steady::now() - started).count();
@@ -203,6 +211,9 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   std::uint64_t total_read = 0, total_encoded = 0;
   std::printf("\nsummary of '%s' after %.1f s\n", spec.name.c_str(), seconds);
   for (const auto& c : finished) {
+    const auto ps = enc_stats.per_stream.count(c.stream) ? enc_stats.per_stream.at(c.stream)
+                                                          : std::pair<std::uint64_t, std::uint64_t>{0, 0};
+    const double share = ps.first > 0 ? double(ps.second) / (double(ps.first) * enc_stats.tokens_per_frame) : 0.0;
     balanced &= c.balanced();
     total_read += c.read;
     total_encoded += c.encoded;
@@ -217,6 +228,8 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
                                   {"frames_failed", c.failed},
                                   {"dropped", {{"oldest", c.dropped_oldest}, {"newest", c.dropped_newest}}},
                                   {"reopened", c.reopened},
+                                  {"tokens_computed_share", share},
+                                  {"hit_rate", ps.first > 0 ? 1.0 - share : 0.0},
                                   {"error", c.error}});
   }
   nlohmann::json stages;
@@ -241,7 +254,14 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   summary["stage_throughput_fps"] = {{"decode_preprocess", decode_fps}, {"encoder", encoder_fps}};
   summary["slowest_stage_fps"] = slowest;
   summary["throughput_over_slowest_stage"] = slowest < 1e30 ? throughput / slowest : 0.0;
+  const double total_share = enc_stats.frames > 0
+                                 ? double(enc_stats.tokens) / (double(enc_stats.frames) * enc_stats.tokens_per_frame)
+                                 : 0.0;
   summary["encoder"] = {{"batches", enc_stats.batches}, {"frames", enc_stats.frames}, {"tokens_computed", enc_stats.tokens}};
+  summary["tokens_computed_share"] = total_share;
+  summary["hit_rate"] = enc_stats.frames > 0 ? 1.0 - total_share : 0.0;
+  std::printf("  tokens computed %.1f%% (hit rate %.1f%%; first frames and refreshes included)\n", 100 * total_share,
+              100 * (1 - total_share));
   std::printf("  stages alone: decode+preprocess %.1f frames/s, encoder %.1f frames/s; pipeline %.1f frames/s = %.2fx the slowest\n",
               decode_fps, encoder_fps, throughput, slowest < 1e30 ? throughput / slowest : 0.0);
   summary["accounted"] = balanced;

@@ -5,6 +5,9 @@
 #include "connectors/image_file.hpp"
 #include "connectors/video_reader.hpp"
 
+#include <filesystem>
+#include <fstream>
+
 namespace vlcache::connectors {
 namespace {
 
@@ -61,5 +64,37 @@ TEST(image_file, missing_and_undecodable_files_are_named) {
   EXPECT_NE(not_image.err().message.find("demo.toml"), std::string::npos);
 }
 
+}  // namespace
+}  // namespace vlcache::connectors
+
+namespace vlcache::connectors {
+namespace {
+TEST(video_reader, reads_an_image_folder_in_name_order) {
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / "vlcache_folder_source";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string data = "/usr/share/doc/opencv-doc/examples/data/";
+  fs::copy_file(data + "fruits.jpg", dir / "b.jpg");
+  fs::copy_file(data + "baboon.jpg", dir / "a.jpg");
+  std::ofstream(dir / "notes.txt") << "not an image";
+  video_reader_config c;
+  c.source = dir.string();
+  auto r = video_reader::open(c);
+  ASSERT_TRUE(r) << r.err().message;
+  auto first = (*r)->read();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->view.height, 512);  // baboon.jpg, "a.jpg": 512x512
+  auto second = (*r)->read();
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->view.height, 480);  // fruits.jpg: 512x480
+  EXPECT_FALSE((*r)->read());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto empty = video_reader::open(c);
+  ASSERT_FALSE(empty);
+  EXPECT_NE(empty.err().message.find("holds no images"), std::string::npos);
+  fs::remove_all(dir);
+}
 }  // namespace
 }  // namespace vlcache::connectors

@@ -87,6 +87,17 @@ TEST(reference_gate, uncommitted_positions_keep_their_old_reference) {
   EXPECT_EQ(gate.computed_at(0, 4), std::optional<std::uint64_t>(0));
 }
 
+TEST(reference_gate, invalidated_positions_miss_on_the_next_frame) {
+  auto gate = make_gate(mad_only(4));
+  const auto a = sign(textured(10));
+  auto d = gate.decide(0, a);
+  ASSERT_TRUE(gate.commit(0, a, d->miss_positions, 0));
+  ASSERT_TRUE(gate.invalidate(0, {2, 7}));
+  auto again = gate.decide(0, a);
+  EXPECT_EQ(again->miss_positions, (std::vector<int>{2, 7}));
+  EXPECT_FALSE(gate.invalidate(0, {99}));
+}
+
 TEST(reference_gate, hash_gate_ignores_a_uniform_shift_that_the_mad_gate_catches) {
   gate_thresholds hashes;
   hashes.ahash = 4;
