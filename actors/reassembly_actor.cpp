@@ -49,8 +49,27 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
         s.report.stage_ms["encode"].push_back(r.encode_ms);
         s.report.stage_ms["end_to_end"].push_back(r.total_ms);
         ++s.report.frames;
-        for (const auto& sink : s.sinks) self->send(sink, r);
-        self->send(f.job.source, done_atom::value, tag.seq, frame_outcome::encoded);
+        // The credit goes back once every sink has written the frame, so a
+        // slow sink holds its camera back instead of growing a queue.
+        auto source = f.job.source;
+        const auto seq = tag.seq;
+        if (s.sinks.empty()) {
+          self->send(source, done_atom::value, seq, frame_outcome::encoded);
+          return;
+        }
+        auto waiting = std::make_shared<std::size_t>(s.sinks.size());
+        auto failed = std::make_shared<bool>(false);
+        for (const auto& sink : s.sinks)
+          self->request(sink, caf::infinite, r)
+              .then(
+                  [self, source, seq, waiting, failed]() {
+                    if (--*waiting == 0)
+                      self->send(source, done_atom::value, seq, *failed ? frame_outcome::failed : frame_outcome::encoded);
+                  },
+                  [self, source, seq, waiting, failed](const caf::error&) {
+                    *failed = true;
+                    if (--*waiting == 0) self->send(source, done_atom::value, seq, frame_outcome::failed);
+                  });
       },
       [self](stats_atom) { return self->state.report; },
   };

@@ -6,7 +6,8 @@
 /// (With the LLM issue, the answerer sits between this stage and the sinks.)
 ///
 /// Accepts:
-///   encoded_frame              -> to sinks; (done_atom, seq, encoded) to the source
+///   encoded_frame              -> to every sink; once all have written it,
+///                                 (done_atom, seq, encoded) to the frame's source
 ///   stats_atom                 -> replies latency_report
 
 #include <caf/behavior.hpp>

@@ -22,7 +22,7 @@ caf::behavior sink_actor(caf::stateful_actor<sink_state>* self, std::shared_ptr<
   return {
       [self, out](const frame_record& r) {
         out->write(to_json_line(r));
-        ++self->state.lines;
+        ++self->state.lines;  // the (empty) reply frees the frame's credit
       },
   };
 }

@@ -5,7 +5,7 @@
 /// token sequence (count, width, mean norm) and the cache work, nothing more.
 ///
 /// Accepts:
-///   frame_record  -> one line
+///   frame_record  -> one line; an empty reply once written
 
 #include <caf/behavior.hpp>
 #include <caf/stateful_actor.hpp>
