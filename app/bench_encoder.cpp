@@ -1,4 +1,5 @@
 #include "app/bench_encoder.hpp"
+#include "app/load_encoder.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "core/patch_signatures.hpp"
 #include "core/preprocess.hpp"
 #include "core/reference_gate.hpp"
+#include "core/statistics.hpp"
 #include "core/vision_encoder.hpp"
 #include "graph/cache_spec.hpp"
 
@@ -22,16 +24,6 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * (v.size() - 1) + 0.5))];
-}
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0.0 : s / v.size();
 }
 
 /// The BLAS library this process actually mapped (not what was asked for).
@@ -208,18 +200,8 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
 }
 
 int run_bench_encoder(const bench_encoder_options& o) {
-  encoder_options eo;
-  eo.device = o.device;
-  eo.dtype = o.dtype;
-  eo.threads = o.threads;
-  auto enc = vision_encoder::load(o.model, eo);
-  if (!enc) {
-    std::fprintf(stderr, "error: %s\n", enc.err().message.c_str());
-    return 2;
-  }
-  if ((*enc)->random_weights())
-    std::printf("NOTICE: %s -- random weights: speed is real, outputs mean nothing\n",
-                (*enc)->description().c_str());
+  auto enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads);
+  if (!enc) return 2;
   gate_thresholds gate_cfg = graph::default_gate();
   if (!o.config.empty()) {
     auto spec = graph::load_cache_spec(o.config);
@@ -239,7 +221,7 @@ int run_bench_encoder(const bench_encoder_options& o) {
     return 2;
   }
 
-  const auto& c = (*enc)->config();
+  const auto& c = enc->config();
   const auto engine = *signature_engine::make(*patch_grid::make(c.image_size, c.patch_size));
   const auto pre_cfg = preprocess_config::clip(c.image_size);
   std::vector<stream_frames> data(static_cast<std::size_t>(o.streams));
@@ -292,7 +274,7 @@ int run_bench_encoder(const bench_encoder_options& o) {
   try {
     for (int n : counts) {
       std::vector<stream_frames> subset(data.begin(), data.begin() + n);
-      auto r = run_one(**enc, subset, gate_cfg, drift_cfg, o.model);
+      auto r = run_one(*enc, subset, gate_cfg, drift_cfg, o.model);
       std::printf("%-8d %7zu %8.2f%% %8.2f%% %9.1f %9.1f %7.2fx %6.2f %8.5f %8.5f %8.3f %8.3fms\n", n, frames,
                   100 * r["share_recomputed_mean"].get<double>(), 100 * r["share_recomputed_p95"].get<double>(),
                   r["full_ms_per_frame_median"].get<double>(), r["sparse_ms_per_frame_median"].get<double>(),

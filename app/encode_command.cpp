@@ -1,4 +1,5 @@
 #include "app/encode_command.hpp"
+#include "app/load_encoder.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -23,31 +24,21 @@ void add_encode_command(CLI::App& app, encode_options& o) {
 }
 
 int run_encode(const encode_options& o) {
-  encoder_options eo;
-  eo.device = o.device;
-  eo.dtype = o.dtype;
-  eo.threads = o.threads;
-  auto enc = vision_encoder::load(o.model, eo);
-  if (!enc) {
-    std::fprintf(stderr, "error: %s\n", enc.err().message.c_str());
-    return 2;
-  }
-  if ((*enc)->random_weights())
-    std::fprintf(stderr, "NOTICE: %s -- these features come from RANDOM weights and mean nothing\n",
-                 (*enc)->description().c_str());
+  auto enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads);
+  if (!enc) return 2;
   auto img = connectors::read_image(o.image);
   if (!img) {
     std::fprintf(stderr, "error: %s\n", img.err().message.c_str());
     return 2;
   }
-  const auto& cfg = (*enc)->config();
+  const auto& cfg = enc->config();
   auto pre = preprocess(img->view(), preprocess_config::clip(cfg.image_size, o.pad_to_square));
   if (!pre) {
     std::fprintf(stderr, "error: %s: %s\n", o.image.c_str(), pre.err().message.c_str());
     return 2;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  auto out = (*enc)->encode_full({pre->pixels.data()}, o.hidden_states);
+  auto out = enc->encode_full({pre->pixels.data()}, o.hidden_states);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!out) {
     std::fprintf(stderr, "error: %s\n", out.err().message.c_str());
@@ -62,7 +53,7 @@ int run_encode(const encode_options& o) {
     tensors.push_back({"hidden_states." + std::to_string(i), {r.hidden_states[i].shape(), r.hidden_states[i].data()}});
   auto st = write_safetensors(o.out, tensors,
                               {{"model", o.model},
-                               {"random_weights", (*enc)->random_weights() ? "true" : "false"},
+                               {"random_weights", enc->random_weights() ? "true" : "false"},
                                {"feature_layer", std::to_string(cfg.feature_layer)}});
   if (!st) {
     std::fprintf(stderr, "error: %s\n", st.err().message.c_str());
@@ -71,7 +62,7 @@ int run_encode(const encode_options& o) {
   const auto shape = r.features.shape();
   std::printf("%s: features [%lld, %lld] in %.1f ms (%s) -> %s\n", o.image.c_str(),
               static_cast<long long>(shape[0]), static_cast<long long>(shape[1]), ms,
-              (*enc)->description().c_str(), o.out.c_str());
+              enc->description().c_str(), o.out.c_str());
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "core/patch_signatures.hpp"
 #include "core/preprocess.hpp"
 #include "core/reference_gate.hpp"
+#include "core/statistics.hpp"
 #include "graph/cache_spec.hpp"
 
 namespace vlcache::app {
@@ -22,19 +23,6 @@ double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
-double mean(const std::vector<double>& v) {
-  if (v.empty()) return 0.0;
-  double s = 0.0;
-  for (double x : v) s += x;
-  return s / static_cast<double>(v.size());
-}
 
 /// One gate configuration evaluated over every stream, with its own references.
 struct gate_variant {

@@ -1,5 +1,7 @@
 #include "core/patch_signatures.hpp"
 
+#include "core/detail_simd.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -37,14 +39,9 @@ std::vector<float> dct_matrix(int n, int p) {
   return m;
 }
 
-// Eight floats as one value: the compiler keeps these in vector registers.
-using v8f = float __attribute__((vector_size(32)));
-inline v8f load8(const float* p) {
-  v8f v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store8(float* p, v8f v) { std::memcpy(p, &v, sizeof v); }
+using simd::load8;
+using simd::store8;
+using simd::v8f;
 
 }  // namespace
 

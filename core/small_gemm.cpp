@@ -1,18 +1,16 @@
 #include "core/small_gemm.hpp"
 
+#include "core/detail_simd.hpp"
+
 #include <algorithm>
 #include <cstring>
 
 namespace vlcache {
 namespace {
 
-using v8f = float __attribute__((vector_size(32)));
-inline v8f load8(const float* p) {
-  v8f v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store8(float* p, v8f v) { std::memcpy(p, &v, sizeof v); }
+using simd::load8;
+using simd::store8;
+using simd::v8f;
 
 /// ROWS (<= 6) rows of x against one 16-column panel: the classic 6 x 16
 /// register tile of AVX2 (12 sums, 2 weight vectors, 1 broadcast).

@@ -17,6 +17,7 @@
 #include "actors/reassembly_actor.hpp"
 #include "actors/sink_actor.hpp"
 #include "actors/source_actor.hpp"
+#include "core/statistics.hpp"
 
 namespace vlcache::graph {
 namespace {
@@ -24,11 +25,6 @@ namespace {
 std::atomic<bool> stop_requested{false};
 extern "C" void on_signal(int) { stop_requested = true; }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * (v.size() - 1) + 0.5))];
-}
 
 actors::flow_policy to_flow(drop_policy p) {
   switch (p) {
