@@ -21,7 +21,7 @@ std::string to_json_line(const frame_record& r) {
 caf::behavior sink_actor(caf::stateful_actor<sink_state>* self, std::shared_ptr<connectors::line_sink> out) {
   return {
       [self, out](const frame_record& r) {
-        out->write(to_json_line(r));
+        out->write(r.stream_name, to_json_line(r));
         ++self->state.lines;  // the (empty) reply frees the frame's credit
       },
   };

@@ -5,6 +5,7 @@
 #include "app/bench_encoder.hpp"
 #include "app/encode_command.hpp"
 #include "app/scan_command.hpp"
+#include "connectors/zmq_listener.hpp"
 #include "graph/pipeline_runner.hpp"
 #include "graph/pipeline_spec.hpp"
 
@@ -23,6 +24,12 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a pipeline defined in TOML");
   run->add_option("file", run_file, "Pipeline TOML")->required();
   run->add_option("--summary-json", run_opts.summary_json, "Write the run summary as JSON");
+  vlcache::connectors::listen_options listen_opts;
+  auto* listen = app.add_subcommand("listen", "Print the lines a pipeline's zmq sink publishes");
+  listen->add_option("endpoint", listen_opts.endpoint, "tcp://HOST:PORT of the zmq sink")->required();
+  listen->add_option("--stream", listen_opts.stream, "Only this stream (topic prefix)");
+  listen->add_option("--count", listen_opts.count, "Exit after N lines (0: never)")->default_val(0);
+  listen->add_option("--timeout-s", listen_opts.timeout_s, "Fail if the count is not reached in time (0: never)")->default_val(0.0);
   auto* bench = app.add_subcommand("bench", "Benchmarks on real video (programs, not tests)");
   bench->require_subcommand(1);
   vlcache::app::bench_encoder_options bench_encoder;
@@ -34,6 +41,17 @@ int main(int argc, char** argv) {
     for (const auto& e : r.errors) std::fprintf(stderr, "%s: %s\n", run_file.c_str(), e.c_str());
     if (!r.ok()) return 1;
     return vlcache::graph::run_pipeline(r.spec, run_opts);
+  }
+  if (listen->parsed()) {
+    auto n = vlcache::connectors::listen(listen_opts, [](const std::string& topic, const std::string& line) {
+      std::printf("%s %s\n", topic.c_str(), line.c_str());
+      std::fflush(stdout);
+    });
+    if (!n) {
+      std::fprintf(stderr, "error: %s\n", n.err().message.c_str());
+      return 1;
+    }
+    return 0;
   }
   if (validate->parsed()) {
     const auto r = vlcache::graph::load_pipeline(validate_file);

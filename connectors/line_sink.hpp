@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// Where result lines go: the console, or a JSON-lines file.
+/// Where result lines go: the console, a JSON-lines file, or a ZeroMQ PUB
+/// socket (topic = stream name, payload = the JSON line).
 
 #include <cstdio>
 #include <memory>
@@ -13,12 +14,16 @@ namespace vlcache::connectors {
 class line_sink {
  public:
   virtual ~line_sink() = default;
-  virtual void write(const std::string& line) = 0;
+  /// `topic` is the stream the line is about.
+  virtual void write(const std::string& topic, const std::string& line) = 0;
   [[nodiscard]] virtual const char* kind() const noexcept = 0;
 };
 
 [[nodiscard]] std::unique_ptr<line_sink> make_console_sink();
 /// Opens (truncates) `path`; the error names the file.
 [[nodiscard]] expected<std::unique_ptr<line_sink>> make_jsonl_sink(const std::string& path);
+/// Binds a PUB socket at `endpoint` (tcp://HOST:PORT, ipc://...); the error
+/// names the endpoint. Each line goes out as [topic][line].
+[[nodiscard]] expected<std::unique_ptr<line_sink>> make_zmq_sink(const std::string& endpoint);
 
 }  // namespace vlcache::connectors

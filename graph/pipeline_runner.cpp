@@ -59,9 +59,10 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
       outputs.push_back(connectors::make_console_sink());
       continue;
     }
-    auto f = connectors::make_jsonl_sink(spec.sinks[i].path);
+    const bool zmq = spec.sinks[i].kind == sink_kind::zmq;
+    auto f = zmq ? connectors::make_zmq_sink(spec.sinks[i].path) : connectors::make_jsonl_sink(spec.sinks[i].path);
     if (!f) {
-      std::fprintf(stderr, "error: [sink[%zu]].path: %s\n", i, f.err().message.c_str());
+      std::fprintf(stderr, "error: [sink[%zu]].%s: %s\n", i, zmq ? "endpoint" : "path", f.err().message.c_str());
       return 1;
     }
     outputs.push_back(std::move(*f));

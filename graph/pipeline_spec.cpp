@@ -72,8 +72,9 @@ sink_spec read_sink(table_reader& r) {
   const auto kind = r.string("kind").value_or("console");
   if (kind == "console") s.kind = sink_kind::console;
   else if (kind == "jsonl") s.kind = sink_kind::jsonl;
-  else r.fail("kind", "'" + kind + "' (console or jsonl)");
-  s.path = r.string("path").value_or("");
+  else if (kind == "zmq") s.kind = sink_kind::zmq;
+  else r.fail("kind", "'" + kind + "' (console, jsonl or zmq)");
+  s.path = r.string(s.kind == sink_kind::zmq ? "endpoint" : "path").value_or("");
   return s;
 }
 
@@ -112,6 +113,8 @@ std::vector<std::string> validate(const pipeline_spec& s) {
   for (std::size_t i = 0; i < s.sinks.size(); ++i) {
     const auto& k = s.sinks[i];
     const std::string key = "[sink[" + std::to_string(i) + "]].";
+    if (k.kind == sink_kind::zmq && k.path.find("://") == std::string::npos)
+      errors.push_back(key + "endpoint: '" + k.path + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");
     if (k.kind == sink_kind::jsonl) {
       if (k.path.empty()) errors.push_back(key + "path: a jsonl sink needs a path");
       else {

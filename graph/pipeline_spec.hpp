@@ -29,11 +29,11 @@ struct camera_spec {
   bool pad_to_square = false;
 };
 
-enum class sink_kind { console, jsonl };
+enum class sink_kind { console, jsonl, zmq };
 
 struct sink_spec {
   sink_kind kind = sink_kind::console;
-  std::string path;  ///< jsonl: the output file
+  std::string path;  ///< jsonl: the output file; zmq: the PUB endpoint (tcp://HOST:PORT)
 };
 
 struct flow_spec {

@@ -73,7 +73,9 @@ TEST(pipeline_run, four_cameras_every_frame_encoded_in_order) {
     auto j = nlohmann::json::parse(line);
     const auto stream = j["stream"].get<std::string>();
     const auto seq = j["seq"].get<std::int64_t>();
-    if (last.count(stream)) EXPECT_GT(seq, last[stream]) << stream;
+    if (last.count(stream)) {
+      EXPECT_GT(seq, last[stream]) << stream;
+    }
     last[stream] = seq;
     EXPECT_EQ(j["tokens"].get<int>(), 16);
   }

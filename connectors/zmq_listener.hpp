@@ -1,0 +1,24 @@
+#pragma once
+/// \file
+/// Subscribes to a pipeline's ZeroMQ sink and hands each [topic][line]
+/// message to a callback (used by `vlcache listen`).
+
+#include <functional>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace vlcache::connectors {
+
+struct listen_options {
+  std::string endpoint;      ///< tcp://HOST:PORT of the pipeline's zmq sink
+  std::string stream;        ///< topic prefix; empty: every stream
+  int count = 0;             ///< stop after this many messages; 0: never
+  double timeout_s = 0.0;    ///< give up after this long without the count; 0: never
+};
+
+/// Returns the number of messages received, or an error naming the endpoint.
+[[nodiscard]] expected<int> listen(const listen_options& options,
+                                   const std::function<void(const std::string& topic, const std::string& line)>& on_line);
+
+}  // namespace vlcache::connectors
