@@ -28,6 +28,7 @@ using steady = std::chrono::steady_clock;
 /// the capture time (milliseconds on the source's clock).
 struct frame_tag {
   stream_id stream = 0;
+  std::string stream_name;
   std::uint64_t seq = 0;
   double capture_ms = 0.0;
 };

@@ -10,10 +10,8 @@ double ms(steady::time_point a, steady::time_point b) {
 }
 }  // namespace
 
-caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks,
-                               std::vector<std::string> stream_names) {
+caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks) {
   self->state.sinks = std::move(sinks);
-  self->state.names = std::move(stream_names);
   return {
       [self](const encoded_frame& f) {
         auto& s = self->state;
@@ -24,7 +22,7 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
         s.last_seq[tag.stream] = tag.seq;
         frame_record r;
         r.stream = tag.stream;
-        r.stream_name = tag.stream < s.names.size() ? s.names[tag.stream] : std::to_string(tag.stream);
+        r.stream_name = tag.stream_name;
         r.seq = tag.seq;
         r.capture_ms = tag.capture_ms;
         const auto shape = f.features.shape();

@@ -38,14 +38,12 @@ struct latency_report {
 
 struct reassembly_state {
   std::vector<caf::actor> sinks;
-  std::vector<std::string> names;  ///< stream id -> camera name
   std::map<stream_id, std::uint64_t> last_seq;
   latency_report report;
   static inline const char* name = "reassembly";
 };
 
-caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks,
-                               std::vector<std::string> stream_names);
+caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks);
 
 }  // namespace vlcache::actors
 

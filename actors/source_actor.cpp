@@ -86,6 +86,8 @@ void dispatch(self_ptr self, frame_job job) {
           });
 }
 
+void admit(self_ptr self, const image_view& view, double capture_ms, steady::time_point started);
+
 bool open_reader(self_ptr self) {
   auto& s = self->state;
   auto r = connectors::video_reader::open(s.settings.video);
@@ -110,16 +112,23 @@ bool read_one(self_ptr self) {
     ++s.counters.reopened;
     return open_reader(self);  // a retry or a loop: read again on the next tick
   }
-  auto pre = preprocess(f->view, s.settings.preprocess);
+  admit(self, f->view, f->capture_ms, started);
+  return true;
+}
+
+/// Preprocesses a decoded frame and dispatches, queues or drops it.
+void admit(self_ptr self, const image_view& view, double capture_ms, steady::time_point started) {
+  auto& s = self->state;
+  auto pre = preprocess(view, s.settings.preprocess);
   s.counters.decode_seconds += std::chrono::duration<double>(steady::now() - started).count();
   ++s.counters.read;
   if (!pre) {
     ++s.counters.failed;
-    caf::aout(self) << s.settings.name << " frame " << f->seq << ": " << pre.err().message << "\n";
-    return true;
+    caf::aout(self) << s.settings.name << " frame " << s.counters.read - 1 << ": " << pre.err().message << "\n";
+    return;
   }
   frame_job job;
-  job.tag = {s.settings.stream, s.counters.read - 1, f->capture_ms};
+  job.tag = {s.settings.stream, s.settings.name, s.counters.read - 1, capture_ms};
   job.source = caf::actor_cast<caf::actor>(self);
   job.image = std::make_shared<const preprocessed_image>(std::move(*pre));
   job.read_at = steady::now();
@@ -134,7 +143,6 @@ bool read_one(self_ptr self) {
       ++s.counters.dropped_oldest;
     }
   }
-  return true;
 }
 
 void schedule(self_ptr self) {
@@ -161,7 +169,9 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
   s.credits = s.settings.max_in_flight;
   s.counters.name = s.settings.name;
   s.counters.stream = s.settings.stream;
-  if (!open_reader(self)) {
+  if (s.settings.video.source.empty()) {
+    // Push mode: frames arrive as pushed_frame messages (network cameras).
+  } else if (!open_reader(self)) {
     caf::aout(self) << s.settings.name << ": " << s.counters.error << "\n";
     if (s.settings.retries <= 0) {
       s.finished = true;
@@ -210,6 +220,14 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
         if (s.settings.policy == flow_policy::block && s.settings.pace_fps <= 0 && !s.finished)
           self->send(self, tick_atom::value);
         report_if_done(self);
+      },
+      [self](const pushed_frame& p) {
+        auto& s = self->state;
+        if (s.finished) return;
+        if (s.next_wire_seq != 0 && p.wire_seq > s.next_wire_seq)
+          s.counters.lost_in_transit += p.wire_seq - s.next_wire_seq;
+        s.next_wire_seq = p.wire_seq + 1;
+        admit(self, p.image->view(), p.capture_ms, steady::now());
       },
       [self](stop_atom) {
         self->state.finished = true;

@@ -8,8 +8,12 @@
 /// frames, or block: stop reading). Every frame read ends counted as
 /// encoded, dropped (by reason) or failed.
 ///
+/// With an empty video source it runs in push mode: frames come as
+/// pushed_frame messages (from the network ingest) instead of a reader.
+///
 /// Accepts:
 ///   tick_atom                          -> reads the next frame (paced at fps)
+///   pushed_frame                       -> push mode: one decoded frame
 ///   (done_atom, seq, frame_outcome)    -> a frame left the pipeline: credit back
 ///   stop_atom                          -> stops reading, drains, then reports
 ///   stats_atom                         -> replies source_counters
@@ -23,6 +27,7 @@
 
 #include "actors/frame_messages.hpp"
 #include "actors/hasher_actor.hpp"
+#include "connectors/image_file.hpp"
 #include "connectors/video_reader.hpp"
 
 namespace vlcache::actors {
@@ -42,11 +47,19 @@ struct source_settings {
   double pace_fps = 0.0;  ///< 0: read as fast as credits allow
 };
 
+/// A decoded frame handed to a push-mode source.
+struct pushed_frame {
+  std::shared_ptr<const connectors::owned_image> image;
+  std::uint64_t wire_seq = 0;
+  double capture_ms = 0;
+};
+
 struct source_counters {
   std::string name;
   stream_id stream = 0;
   std::uint64_t read = 0, encoded = 0, failed = 0, dropped_newest = 0, dropped_oldest = 0;
   std::uint64_t in_flight = 0, queued = 0, reopened = 0;
+  std::uint64_t lost_in_transit = 0;  ///< network cameras: gaps in the sender's sequence
   double decode_seconds = 0;  ///< decoding and preprocessing: the stage's standalone cost
   std::string error;  ///< why the source ended early, if it did
   [[nodiscard]] bool balanced() const noexcept {
@@ -67,6 +80,7 @@ struct source_state {
   std::uint64_t dispatched = 0, released = 0;
   source_counters counters;
   std::size_t next_hasher = 0;
+  std::uint64_t next_wire_seq = 0;
   int credits = 0;
   bool finished = false, reported = false;
   static inline const char* name = "source";
@@ -79,3 +93,4 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
 }  // namespace vlcache::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::source_counters)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::pushed_frame)

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "app/bench_encoder.hpp"
+#include "app/camera_command.hpp"
 #include "app/encode_command.hpp"
 #include "app/scan_command.hpp"
 #include "connectors/zmq_listener.hpp"
@@ -24,6 +25,8 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a pipeline defined in TOML");
   run->add_option("file", run_file, "Pipeline TOML")->required();
   run->add_option("--summary-json", run_opts.summary_json, "Write the run summary as JSON");
+  vlcache::app::camera_options camera;
+  vlcache::app::add_camera_command(app, camera);
   vlcache::connectors::listen_options listen_opts;
   auto* listen = app.add_subcommand("listen", "Print the lines a pipeline's zmq sink publishes");
   listen->add_option("endpoint", listen_opts.endpoint, "tcp://HOST:PORT of the zmq sink")->required();
@@ -42,6 +45,7 @@ int main(int argc, char** argv) {
     if (!r.ok()) return 1;
     return vlcache::graph::run_pipeline(r.spec, run_opts);
   }
+  if (app.got_subcommand("camera")) return vlcache::app::run_camera(camera);
   if (listen->parsed()) {
     auto n = vlcache::connectors::listen(listen_opts, [](const std::string& topic, const std::string& line) {
       std::printf("%s %s\n", topic.c_str(), line.c_str());

@@ -14,6 +14,7 @@
 #include "actors/cache_shard_actor.hpp"
 #include "actors/encoder_actor.hpp"
 #include "actors/hasher_actor.hpp"
+#include "actors/ingest_actor.hpp"
 #include "actors/reassembly_actor.hpp"
 #include "actors/sink_actor.hpp"
 #include "actors/source_actor.hpp"
@@ -77,9 +78,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
 
   std::vector<caf::actor> sinks;
   for (auto& out : outputs) sinks.push_back(sys.spawn(actors::sink_actor, out));
-  std::vector<std::string> names;
-  for (const auto& c : spec.cameras) names.push_back(c.name);
-  auto reassembly = sys.spawn(actors::reassembly_actor, sinks, names);
+  auto reassembly = sys.spawn(actors::reassembly_actor, sinks);
 
   // Shards own bands of whole patch rows.
   const auto& grid = spec.cache.grid;
@@ -134,6 +133,26 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   for (std::size_t i = 0; i < sources.size(); ++i) watch(sources[i], "camera '" + spec.cameras[i].name + "'");
   std::string failed_stage;
 
+  caf::actor ingest;
+  if (spec.ingest.enabled) {
+    actors::ingest_settings is;
+    is.endpoint = spec.ingest.endpoint;
+    is.bind = spec.ingest.bind;
+    is.idle_timeout_s = spec.ingest.idle_timeout_s;
+    is.max_streams = spec.ingest.max_streams;
+    is.stop_when_idle = spec.ingest.stop_when_idle;
+    is.first_stream = static_cast<stream_id>(spec.cameras.size());
+    is.source.preprocess = spec.cache.preprocess;
+    is.source.max_in_flight = spec.flow.max_in_flight;
+    is.source.queue = spec.flow.queue;
+    // Live cameras cannot be paused: without credit the newest frame goes.
+    is.source.policy = spec.flow.policy == drop_policy::block ? actors::flow_policy::drop_newest : to_flow(spec.flow.policy);
+    ingest = sys.spawn<caf::detached>(actors::ingest_actor, is, hashers, shards, enc, caf::actor_cast<caf::actor>(runner));
+    watch(ingest, "ingest");
+  }
+  bool ingest_done = !spec.ingest.enabled;
+  actors::ingest_counters ingest_stats;
+
   stop_requested = false;
   auto old_int = std::signal(SIGINT, on_signal);
   auto old_term = std::signal(SIGTERM, on_signal);
@@ -143,13 +162,24 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   const auto tick = std::chrono::milliseconds(200);
   auto next_progress = started + std::chrono::duration_cast<actors::steady::duration>(
                                      std::chrono::duration<double>(spec.flow.progress_seconds));
-  while (finished.size() < sources.size() && failed_stage.empty()) {
+  while ((finished.size() < sources.size() || !ingest_done) && failed_stage.empty()) {
     runner->receive(
         [&](actors::eos_atom, const actors::source_counters& c) { finished.push_back(c); },
+        [&](actors::new_stream_atom, const caf::actor& source, const std::string& name) {
+          sources.push_back(source);
+          watch(source, "camera '" + name + "'");
+          std::printf("ingest: new stream '%s'\n", name.c_str());
+        },
+        [&](actors::ingest_done_atom, const actors::ingest_counters& c) {
+          ingest_done = true;
+          ingest_stats = c;
+          if (!c.error.empty()) std::fprintf(stderr, "error: [ingest].endpoint: %s\n", c.error.c_str());
+        },
         [&](const caf::down_msg& d) {
           const bool source_done = std::any_of(finished.begin(), finished.end(), [&](const auto& c) {
             return stage_names[d.source] == "camera '" + c.name + "'";
           });
+          if (d.source == ingest.address() && ingest_done) return;
           if (!source_done) failed_stage = stage_names[d.source] + " stopped: " + sys.render(d.reason);
         },
         caf::after(tick) >> [] {});
@@ -157,6 +187,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
       stopping = true;
       std::printf("stopping: draining frames in flight\n");
       for (const auto& s : sources) runner->send(s, actors::stop_atom::value);
+      if (ingest) runner->send(ingest, actors::stop_atom::value);
     }
     if (options.progress && spec.flow.progress_seconds > 0 && actors::steady::now() >= next_progress) {
       next_progress += std::chrono::duration_cast<actors::steady::duration>(
@@ -214,10 +245,11 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     balanced &= c.balanced();
     total_read += c.read;
     total_encoded += c.encoded;
-    std::printf("  %-12s read %5llu = encoded %5llu + dropped %llu (oldest) + %llu (newest) + failed %llu%s%s\n",
+    std::printf("  %-12s read %5llu = encoded %5llu + dropped %llu (oldest) + %llu (newest) + failed %llu%s%s%s\n",
                 c.name.c_str(), static_cast<unsigned long long>(c.read), static_cast<unsigned long long>(c.encoded),
                 static_cast<unsigned long long>(c.dropped_oldest), static_cast<unsigned long long>(c.dropped_newest),
                 static_cast<unsigned long long>(c.failed), c.balanced() ? "" : "  UNACCOUNTED FRAMES",
+                c.lost_in_transit ? ("; lost in transit " + std::to_string(c.lost_in_transit)).c_str() : "",
                 c.error.empty() ? "" : ("  (" + c.error + ")").c_str());
     summary["streams"].push_back({{"name", c.name},
                                   {"frames_read", c.read},
@@ -225,6 +257,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
                                   {"frames_failed", c.failed},
                                   {"dropped", {{"oldest", c.dropped_oldest}, {"newest", c.dropped_newest}}},
                                   {"reopened", c.reopened},
+                                  {"lost_in_transit", c.lost_in_transit},
                                   {"tokens_computed_share", share},
                                   {"hit_rate", ps.first > 0 ? 1.0 - share : 0.0},
                                   {"error", c.error}});
@@ -239,6 +272,19 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   summary["frames_encoded"] = total_encoded;
   summary["throughput_fps"] = seconds > 0 ? total_encoded / seconds : 0.0;
   summary["out_of_order"] = report.out_of_order;
+  if (spec.ingest.enabled) {
+    summary["ingest"] = {{"messages", ingest_stats.messages},
+                         {"streams_opened", ingest_stats.streams_opened},
+                         {"streams_closed", ingest_stats.streams_closed},
+                         {"rejected", ingest_stats.rejected}};
+    std::uint64_t rejected = 0;
+    for (const auto& [reason, n] : ingest_stats.rejected) rejected += n;
+    std::printf("  ingest: %llu messages, %llu streams, %llu rejected\n",
+                static_cast<unsigned long long>(ingest_stats.messages),
+                static_cast<unsigned long long>(ingest_stats.streams_opened), static_cast<unsigned long long>(rejected));
+    for (const auto& [reason, n] : ingest_stats.rejected)
+      std::printf("    rejected %llu: %s\n", static_cast<unsigned long long>(n), reason.c_str());
+  }
   // Each stage's throughput on its own: frames over the time it was busy.
   // The pipeline overlaps the stages, so its throughput should approach the
   // slowest one's.
@@ -276,6 +322,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   for (auto& s : shards) runner->send_exit(s, caf::exit_reason::user_shutdown);
   for (auto& s : sinks) runner->send_exit(s, caf::exit_reason::user_shutdown);
   for (auto& h : hashers) runner->send_exit(h, caf::exit_reason::user_shutdown);
+  if (ingest) runner->send_exit(ingest, caf::exit_reason::user_shutdown);
   return balanced && report.out_of_order == 0 && failed_stage.empty() ? 0 : 1;
 }
 

@@ -100,7 +100,9 @@ void for_each_table(table_reader& top, const toml::table& root, const std::strin
 
 std::vector<std::string> validate(const pipeline_spec& s) {
   std::vector<std::string> errors;
-  if (s.cameras.empty()) errors.push_back("camera: no [[camera]] configured");
+  if (s.cameras.empty() && !s.ingest.enabled) errors.push_back("camera: no [[camera]] and no [ingest] configured");
+  if (s.ingest.enabled && s.ingest.endpoint.find("://") == std::string::npos)
+    errors.push_back("[ingest].endpoint: '" + s.ingest.endpoint + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");
   std::set<std::string> names;
   for (std::size_t i = 0; i < s.cameras.size(); ++i) {
     const auto& c = s.cameras[i];
@@ -162,6 +164,18 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   table_reader e(top.table("encoder"), "encoder", out.errors);
   read_encoder(e, out.spec.encoder);
   e.reject_unknown_keys();
+  if (const toml::table* t = top.table("ingest")) {
+    table_reader r(t, "ingest", out.errors);
+    auto& in = out.spec.ingest;
+    in.enabled = true;
+    if (auto e = r.string("endpoint")) in.endpoint = *e;
+    else r.fail("endpoint", "missing (tcp://HOST:PORT)");
+    in.bind = r.boolean("bind").value_or(true);
+    in.idle_timeout_s = r.number("idle_timeout_s", 0.01, 86400.0).value_or(in.idle_timeout_s);
+    in.max_streams = static_cast<int>(r.integer("max_streams", 1, 4096).value_or(in.max_streams));
+    in.stop_when_idle = r.boolean("stop_when_idle").value_or(false);
+    r.reject_unknown_keys();
+  }
   for_each_table(top, *root, "camera", out.errors,
                  [&](table_reader& r, std::size_t i) { out.spec.cameras.push_back(read_camera(r, i)); });
   for_each_table(top, *root, "sink", out.errors,

@@ -52,9 +52,20 @@ struct encoder_spec {
   double batch_timeout_ms = 20.0;
 };
 
+/// Cameras on the network: camera nodes push frames over ZeroMQ.
+struct ingest_spec {
+  bool enabled = false;
+  std::string endpoint;       ///< tcp://HOST:PORT
+  bool bind = true;           ///< bind (camera nodes connect) or connect
+  double idle_timeout_s = 5.0;  ///< a stream silent this long is closed
+  int max_streams = 64;
+  bool stop_when_idle = false;  ///< end the run once every stream seen has closed
+};
+
 struct pipeline_spec {
   std::string name = "pipeline";
   std::vector<camera_spec> cameras;
+  ingest_spec ingest;
   cache_spec cache;
   drift_config drift;
   encoder_spec encoder;

@@ -110,7 +110,7 @@ TEST(pipeline_spec, semantic_checks_name_their_keys) {
 
 TEST(pipeline_spec, needs_a_camera_and_a_known_model) {
   auto r = parse_pipeline("[encoder]\nmodel = \"/nonexistent/llava\"\n", "inline");
-  EXPECT_TRUE(has(r, "camera: no [[camera]] configured")) << all(r);
+  EXPECT_TRUE(has(r, "camera: no [[camera]] and no [ingest] configured")) << all(r);
   EXPECT_TRUE(has(r, "[encoder].model: '/nonexistent/llava' is neither a preset")) << all(r);
 }
 

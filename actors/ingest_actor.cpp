@@ -1,0 +1,106 @@
+#include "actors/ingest_actor.hpp"
+
+#include <caf/all.hpp>
+#include <zmq.hpp>
+
+#include "connectors/frame_decoder.hpp"
+#include "connectors/wire_format.hpp"
+
+namespace vlcache::actors {
+namespace {
+
+struct open_stream {
+  caf::actor source;
+  steady::time_point last_seen;
+};
+
+}  // namespace
+
+void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vector<hasher_actor> hashers,
+                  std::vector<caf::actor> shards, caf::actor encoder, caf::actor monitor) {
+  ingest_counters counters;
+  zmq::context_t ctx;
+  zmq::socket_t pull(ctx, zmq::socket_type::pull);
+  try {
+    pull.set(zmq::sockopt::linger, 0);
+    pull.set(zmq::sockopt::rcvhwm, 64);  // bounded: camera nodes block or drop when we fall behind
+    if (settings.bind) pull.bind(settings.endpoint);
+    else pull.connect(settings.endpoint);
+  } catch (const zmq::error_t& e) {
+    counters.error = "cannot " + std::string(settings.bind ? "bind" : "connect") + " '" + settings.endpoint +
+                     "': " + e.what();
+    self->send(monitor, ingest_done_atom::value, counters);
+    return;
+  }
+  std::map<std::string, open_stream> streams;
+  stream_id next_id = settings.first_stream;
+  bool running = true, seen_any = false;
+  std::map<std::string, stream_id> ids;
+  while (running) {
+    zmq::pollitem_t item{static_cast<void*>(pull), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(50));
+    for (int burst = 0; burst < 64 && (item.revents & ZMQ_POLLIN); ++burst) {
+      zmq::message_t msg;
+      if (!pull.recv(msg, zmq::recv_flags::dontwait)) break;
+      ++counters.messages;
+      const char* peer = nullptr;
+      try {
+        peer = msg.gets("Peer-Address");
+      } catch (const zmq::error_t&) {
+      }
+      auto frame = connectors::decode_wire(static_cast<const std::uint8_t*>(msg.data()), msg.size());
+      expected<connectors::owned_image> image = frame ? connectors::decode_frame(*frame)
+                                                      : expected<connectors::owned_image>(frame.err());
+      if (!image) {
+        const auto& reason = image.err().message;
+        const auto n = ++counters.rejected[reason.substr(0, reason.find(':', 15))];
+        if (n <= 5)
+          caf::aout(self) << "ingest: rejected a message from " << (peer ? peer : "an unknown peer") << ": "
+                          << reason << "\n";
+        continue;
+      }
+      auto it = streams.find(frame->stream);
+      if (it == streams.end()) {
+        if (static_cast<int>(streams.size()) >= settings.max_streams) {
+          ++counters.rejected["too many streams"];
+          continue;
+        }
+        auto ss = settings.source;
+        ss.name = frame->stream;
+        ss.stream = next_id++;
+        ids[frame->stream] = ss.stream;
+        auto source = self->system().spawn(source_actor, ss, hashers, shards, encoder, monitor);
+        self->send(monitor, new_stream_atom::value, source, frame->stream);
+        it = streams.emplace(frame->stream, open_stream{source, steady::now()}).first;
+        ++counters.streams_opened;
+        seen_any = true;
+      }
+      it->second.last_seen = steady::now();
+      self->send(it->second.source,
+                 pushed_frame{std::make_shared<const connectors::owned_image>(std::move(*image)), frame->seq,
+                              frame->capture_ms});
+    }
+    // Streams gone silent: close them and free their cache state.
+    const auto now = steady::now();
+    std::vector<std::string> idle;
+    for (const auto& [name, st] : streams)
+      if (std::chrono::duration<double>(now - st.last_seen).count() > settings.idle_timeout_s) idle.push_back(name);
+    for (const auto& name : idle) {
+      const stream_id id = ids[name];
+      self->send(streams[name].source, stop_atom::value);
+      for (const auto& shard : shards) self->send(shard, end_stream_atom::value, id);
+      self->send(encoder, end_stream_atom::value, id);
+      streams.erase(name);
+      ++counters.streams_closed;
+    }
+    if (settings.stop_when_idle && seen_any && streams.empty()) running = false;
+    self->receive([&](stop_atom) { running = false; }, caf::after(std::chrono::seconds(0)) >> [] {});
+  }
+  for (auto& [name, st] : streams) {
+    self->send(st.source, stop_atom::value);
+    ++counters.streams_closed;
+  }
+  self->send(monitor, ingest_done_atom::value, counters);
+}
+
+}  // namespace vlcache::actors

@@ -1,0 +1,30 @@
+#pragma once
+/// \file
+/// `vlcache camera`: a camera node. Decodes a video, file sequence or URL
+/// with OpenCV and pushes JPEG frames (wire format v1) to a pipeline's
+/// ingest over ZeroMQ, paced in real time. ZeroMQ reconnects on its own, so
+/// the node survives a pipeline restart; frames it cannot hand over
+/// (pipeline gone, queue full) are dropped and counted, and the sequence
+/// numbers let the pipeline count what was lost in transit.
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace vlcache::app {
+
+struct camera_options {
+  std::string source;
+  std::string to;
+  std::string stream;
+  double fps = 0.0;
+  int frames = 0;
+  int start = 0;
+  int quality = 85;
+  bool raw = false;
+};
+
+void add_camera_command(CLI::App& app, camera_options& opts);
+[[nodiscard]] int run_camera(const camera_options& opts);
+
+}  // namespace vlcache::app
