@@ -35,7 +35,7 @@ error bad(const std::string& what) { return error{errc::invalid_argument, "frame
 std::vector<std::uint8_t> encode_wire(const wire_frame& f) {
   std::vector<std::uint8_t> out;
   out.reserve(64 + f.stream.size() + f.payload.size());
-  out.insert(out.end(), magic, magic + 4);
+  for (char c : magic) out.push_back(static_cast<std::uint8_t>(c));
   put<std::uint16_t>(out, wire_version);
   put<std::uint8_t>(out, kind_frame);
   put<std::uint8_t>(out, static_cast<std::uint8_t>(f.encoding));

@@ -40,7 +40,7 @@ TEST_F(hasher_fixture, replies_with_the_signatures_core_computes) {
   auto h = sys.spawn(hasher, std::make_shared<const signature_engine>(*signature_engine::make(grid)));
   caf::scoped_actor self{sys};
   const auto img = image(64, 1);
-  self->request(h, caf::infinite, hash_request{{3, "c3", 42, 4200.0}, img})
+  self->request(h, caf::infinite, hash_request{frame_tag{3, std::string("c3"), 42, 4200.0}, img})
       .receive(
           [&](const hashed_frame& out) {
             EXPECT_EQ(out.tag.stream, 3u);
@@ -57,7 +57,7 @@ TEST_F(hasher_fixture, bad_frame_is_an_error_value_and_the_hasher_keeps_working)
   auto h = sys.spawn(hasher, std::make_shared<const signature_engine>(
                                          *signature_engine::make(*patch_grid::make(64, 16))));
   caf::scoped_actor self{sys};
-  self->request(h, caf::infinite, hash_request{{1, "c1", 7, 0.0}, image(32, 0)})
+  self->request(h, caf::infinite, hash_request{frame_tag{1, std::string("c1"), 7, 0.0}, image(32, 0)})
       .receive([&](const hashed_frame&) { FAIL() << "a 32x32 frame on a 64 grid was accepted"; },
                [&](const caf::error& e) {
                  const auto text = sys.render(e);
@@ -65,7 +65,7 @@ TEST_F(hasher_fixture, bad_frame_is_an_error_value_and_the_hasher_keeps_working)
                  EXPECT_NE(text.find("32x32"), std::string::npos) << text;
                });
   bool ok = false;
-  self->request(h, caf::infinite, hash_request{{1, "c1", 8, 0.0}, image(64, 0)})
+  self->request(h, caf::infinite, hash_request{frame_tag{1, std::string("c1"), 8, 0.0}, image(64, 0)})
       .receive([&](const hashed_frame&) { ok = true; }, [&](const caf::error& e) { FAIL() << sys.render(e); });
   EXPECT_TRUE(ok);
 }
