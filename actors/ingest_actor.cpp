@@ -32,6 +32,7 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vect
     self->send(monitor, ingest_done_atom::value, counters);
     return;
   }
+  caf::aout(self) << "ingest: " << (settings.bind ? "listening on " : "connected to ") << settings.endpoint << "\n";
   std::map<std::string, open_stream> streams;
   stream_id next_id = settings.first_stream;
   bool running = true, seen_any = false;

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     cam.max_frames = 20;
     spec.cameras.push_back(cam);
   }
-  spec.sinks.push_back({graph::sink_kind::jsonl, "in_code.jsonl"});
+  spec.sinks.push_back({"jsonl", {{"path", "in_code.jsonl"}}});
   for (const auto& e : graph::validate(spec)) std::fprintf(stderr, "%s\n", e.c_str());
   return graph::run_pipeline(spec, {});
 }

@@ -56,14 +56,9 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
 
   std::vector<std::shared_ptr<connectors::line_sink>> outputs;
   for (std::size_t i = 0; i < spec.sinks.size(); ++i) {
-    if (spec.sinks[i].kind == sink_kind::console) {
-      outputs.push_back(connectors::make_console_sink());
-      continue;
-    }
-    const bool zmq = spec.sinks[i].kind == sink_kind::zmq;
-    auto f = zmq ? connectors::make_zmq_sink(spec.sinks[i].path) : connectors::make_jsonl_sink(spec.sinks[i].path);
+    auto f = find_sink_kind(spec.sinks[i].kind)->make(spec.sinks[i]);  // validate() checked the kind
     if (!f) {
-      std::fprintf(stderr, "error: [sink[%zu]].%s: %s\n", i, zmq ? "endpoint" : "path", f.err().message.c_str());
+      std::fprintf(stderr, "error: [sink[%zu]]: %s\n", i, f.err().message.c_str());
       return 1;
     }
     outputs.push_back(std::move(*f));

@@ -69,12 +69,14 @@ camera_spec read_camera(table_reader& r, std::size_t index) {
 
 sink_spec read_sink(table_reader& r) {
   sink_spec s;
-  const auto kind = r.string("kind").value_or("console");
-  if (kind == "console") s.kind = sink_kind::console;
-  else if (kind == "jsonl") s.kind = sink_kind::jsonl;
-  else if (kind == "zmq") s.kind = sink_kind::zmq;
-  else r.fail("kind", "'" + kind + "' (console, jsonl or zmq)");
-  s.path = r.string(s.kind == sink_kind::zmq ? "endpoint" : "path").value_or("");
+  s.kind = r.string("kind").value_or("console");
+  const sink_kind_info* info = find_sink_kind(s.kind);
+  if (info == nullptr) {
+    r.fail("kind", "'" + s.kind + "' (" + sink_kind_names() + ")");
+    return s;
+  }
+  for (const auto& key : info->keys)
+    if (auto v = r.string(key.name)) s.options[key.name] = *v;
   return s;
 }
 
@@ -113,18 +115,13 @@ std::vector<std::string> validate(const pipeline_spec& s) {
       errors.push_back(key + "source: file '" + c.source + "' does not exist");
   }
   for (std::size_t i = 0; i < s.sinks.size(); ++i) {
-    const auto& k = s.sinks[i];
-    const std::string key = "[sink[" + std::to_string(i) + "]].";
-    if (k.kind == sink_kind::zmq && k.path.find("://") == std::string::npos)
-      errors.push_back(key + "endpoint: '" + k.path + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");
-    if (k.kind == sink_kind::jsonl) {
-      if (k.path.empty()) errors.push_back(key + "path: a jsonl sink needs a path");
-      else {
-        const auto dir = std::filesystem::path(k.path).parent_path();
-        if (!dir.empty() && !std::filesystem::is_directory(dir))
-          errors.push_back(key + "path: folder '" + dir.string() + "' does not exist");
-      }
+    const std::string where = "[sink[" + std::to_string(i) + "]].";
+    const sink_kind_info* info = find_sink_kind(s.sinks[i].kind);
+    if (info == nullptr) {
+      errors.push_back(where + "kind: '" + s.sinks[i].kind + "' (" + sink_kind_names() + ")");
+      continue;
     }
+    for (auto& e : info->check(s.sinks[i], where)) errors.push_back(std::move(e));
   }
   const auto& m = s.encoder.model;
   if (is_preset_name(m)) {

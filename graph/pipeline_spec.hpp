@@ -12,6 +12,7 @@
 #include "core/drift_policy.hpp"
 #include "core/vision_encoder.hpp"
 #include "graph/cache_spec.hpp"
+#include "graph/sink_registry.hpp"
 
 namespace vlcache::graph {
 
@@ -29,12 +30,6 @@ struct camera_spec {
   bool pad_to_square = false;
 };
 
-enum class sink_kind { console, jsonl, zmq };
-
-struct sink_spec {
-  sink_kind kind = sink_kind::console;
-  std::string path;  ///< jsonl: the output file; zmq: the PUB endpoint (tcp://HOST:PORT)
-};
 
 struct flow_spec {
   int max_in_flight = 4;  ///< frames per camera between decode and the sinks

@@ -12,6 +12,10 @@ video=/usr/share/doc/opencv-doc/examples/data/vtest.avi
 
 "$vlcache" run "$config" --summary-json "$work/summary.json" > "$work/pipeline.txt" 2>&1 &
 pipeline=$!
+# Handshake: camera nodes start once the ingest is listening (a PUSH socket
+# with no peer would drop their first frames).
+for _ in $(seq 600); do grep -q "ingest: listening" "$work/pipeline.txt" && break; sleep 0.1; done
+grep -q "ingest: listening" "$work/pipeline.txt" || { echo "pipeline never listened"; cat "$work/pipeline.txt"; exit 1; }
 "$vlcache" listen tcp://127.0.0.1:5593 --count 30 --timeout-s 90 > "$work/listen.txt" &
 listener=$!
 "$vlcache" camera --source "$video" --to tcp://127.0.0.1:5592 --stream lobby --frames 40 --fps 20 > /dev/null &

@@ -62,7 +62,8 @@ TEST(pipeline_spec, reads_cameras_encoder_flow_and_sinks) {
   EXPECT_EQ(s.encoder.model, "tiny");
   EXPECT_EQ(s.encoder.batch_tokens, 32);
   ASSERT_EQ(s.sinks.size(), 1u);
-  EXPECT_EQ(s.sinks[0].kind, sink_kind::jsonl);
+  EXPECT_EQ(s.sinks[0].kind, "jsonl");
+  EXPECT_EQ(s.sinks[0].options.at("path"), "/tmp/out.jsonl");
 }
 
 TEST(pipeline_spec, reports_every_error_before_anything_runs) {
@@ -98,7 +99,7 @@ TEST(pipeline_spec, semantic_checks_name_their_keys) {
   s.encoder.model = "vit-b16";
   s.encoder.options.device = "tpu";
   s.cameras = {{"x", "/nonexistent/cam.avi"}, {"x", video}};
-  s.sinks = {{sink_kind::jsonl, ""}};
+  s.sinks = {{"jsonl", {}}, {"carrier-pigeon", {}}};
   const auto errors = validate(s);
   pipeline_result r{s, errors};
   EXPECT_TRUE(has(r, "[camera[0]].source: file '/nonexistent/cam.avi' does not exist")) << all(r);
@@ -106,6 +107,7 @@ TEST(pipeline_spec, semantic_checks_name_their_keys) {
   EXPECT_TRUE(has(r, "[encoder].model: preset 'vit-b16' encodes 224/16 but [input] is 336/14")) << all(r);
   EXPECT_TRUE(has(r, "[encoder].device: 'tpu'")) << all(r);
   EXPECT_TRUE(has(r, "[sink[0]].path: a jsonl sink needs a path")) << all(r);
+  EXPECT_TRUE(has(r, "[sink[1]].kind: 'carrier-pigeon' (console, jsonl or zmq)")) << all(r);
 }
 
 TEST(pipeline_spec, needs_a_camera_and_a_known_model) {
