@@ -11,7 +11,7 @@ packages=(
   cppzmq-dev libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
   libsentencepiece-dev sentencepiece
   libgtest-dev libbenchmark-dev
-  python3-torch python3-numpy python3-pil  # reference checks against the Python stack
+  python3-torch python3-numpy python3-pil python3-zmq  # reference checks, Python example
 )
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -8,6 +8,15 @@ vlcache="$1"; config="$2"; out="$(mktemp)"
 pipeline=$!
 trap 'kill -INT $pipeline 2>/dev/null || true' EXIT
 "$vlcache" listen tcp://127.0.0.1:5591 --count 400 --timeout-s 60 > "$out"
+# The two consumer examples on the same live feed.
+if [ -n "${3:-}" ]; then
+  timeout 60 "$3" tcp://127.0.0.1:5591 a 5 > "$out.cpp"
+  [ "$(grep -c "tokens recomputed" "$out.cpp")" = 5 ] || { echo "C++ consumer example failed"; exit 1; }
+fi
+if [ -n "${4:-}" ]; then
+  timeout 60 /usr/bin/python3 "$4" tcp://127.0.0.1:5591 b 5 > "$out.py"
+  [ "$(grep -c "tokens recomputed" "$out.py")" = 5 ] || { echo "Python consumer example failed"; exit 1; }
+fi
 kill -INT $pipeline
 wait $pipeline
 trap - EXIT
@@ -19,4 +28,4 @@ for s in a b; do
     || { echo "stream $s out of order"; exit 1; }
 done
 echo "zmq: $lines lines received, both streams in order"
-rm -f "$out"
+rm -f "$out" "$out.cpp" "$out.py"
