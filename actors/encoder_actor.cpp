@@ -3,6 +3,8 @@
 #include <caf/all.hpp>
 #include <numeric>
 
+#include "actors/remote_encoder.hpp"
+
 namespace vlcache::actors {
 namespace {
 
@@ -14,7 +16,8 @@ void flush(caf::stateful_actor<encoder_state>* self) {
   for (auto& [job, plan] : s.pending)
     batch.push_back({job.tag.stream, job.image->pixels.data(), plan.positions, plan.full});
   const auto started = steady::now();
-  auto results = s.encoder->encode(batch);
+  auto results = s.encoder ? s.encoder->encode(batch)
+                          : encode_remote(self->system(), s.remote, batch, s.pixels_per_frame);
   const auto now = steady::now();
   s.busy_seconds += std::chrono::duration<double>(now - started).count();
   for (std::size_t i = 0; i < s.pending.size(); ++i) {
@@ -42,7 +45,7 @@ void flush(caf::stateful_actor<encoder_state>* self) {
       if (!deferred->empty()) self->send(shard, invalidate_positions{job.tag.stream, deferred});
     }
     const auto& r = (*results)[i];
-    const auto computed = static_cast<std::uint64_t>(r.full ? s.encoder->config().num_patches() : r.computed);
+    const auto computed = static_cast<std::uint64_t>(r.full ? s.num_patches : r.computed);
     s.tokens += computed;
     ++s.frames;
     auto& ps = s.per_stream[job.tag.stream];
@@ -58,12 +61,15 @@ void flush(caf::stateful_actor<encoder_state>* self) {
 
 }  // namespace
 
-caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, std::shared_ptr<vision_encoder> encoder,
+caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_backend backend,
                             encoder_settings settings, std::vector<caf::actor> shards, caf::actor next) {
   auto& s = self->state;
-  s.encoder = std::move(encoder);
-  s.drift = std::make_unique<drift_controller>(
-      std::move(*drift_controller::make(s.encoder->config().num_patches(), settings.drift)));
+  s.encoder = std::move(backend.local);
+  s.remote = std::move(backend.remote);
+  s.num_patches = s.encoder ? s.encoder->config().num_patches() : backend.num_patches;
+  const int side = s.encoder ? s.encoder->config().image_size : backend.image_size;
+  s.pixels_per_frame = 3 * side * side;
+  s.drift = std::make_unique<drift_controller>(std::move(*drift_controller::make(s.num_patches, settings.drift)));
   s.settings = settings;
   s.shards = std::move(shards);
   s.next = std::move(next);
@@ -80,7 +86,7 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, std::share
           self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::failed);
           return;
         }
-        s.pending_tokens += plan->full ? s.encoder->config().num_patches() : static_cast<int>(plan->positions.size());
+        s.pending_tokens += plan->full ? s.num_patches : static_cast<int>(plan->positions.size());
         s.pending.emplace_back(std::move(job), std::move(*plan));
         if (s.pending_tokens >= s.settings.batch_tokens) {
           flush(self);
@@ -93,11 +99,11 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, std::share
       },
       [self](stats_atom) {
         const auto& s = self->state;
-        return encoder_counters{s.batches, s.frames, s.tokens, s.busy_seconds,
-                                s.encoder->config().num_patches(), s.per_stream};
+        return encoder_counters{s.batches, s.frames, s.tokens, s.busy_seconds, s.num_patches, s.per_stream};
       },
       [self](end_stream_atom, stream_id stream) {
-        self->state.encoder->end_stream(stream);
+        if (self->state.encoder) self->state.encoder->end_stream(stream);
+        else self->send(self->state.remote, end_stream_atom::value, stream);
         self->state.drift->end_stream(stream);
       },
   };

@@ -31,7 +31,9 @@ struct encoder_settings {
 };
 
 struct encoder_state {
-  std::shared_ptr<vision_encoder> encoder;
+  std::shared_ptr<vision_encoder> encoder;  ///< local, or null when `remote` runs the model
+  caf::actor remote;                        ///< a remote_encoder_node on another machine
+  int num_patches = 0, pixels_per_frame = 0;
   std::unique_ptr<drift_controller> drift;
   encoder_settings settings;
   std::vector<caf::actor> shards;
@@ -52,7 +54,16 @@ struct encoder_counters {
   std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> per_stream;  ///< frames, tokens computed
 };
 
-caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, std::shared_ptr<vision_encoder> encoder,
+/// The model runs in-process (`encoder`), or on a remote node (`remote`,
+/// with the grid it reported: `num_patches`, `image_size`).
+struct encoder_backend {
+  std::shared_ptr<vision_encoder> local;
+  caf::actor remote;
+  int num_patches = 0;
+  int image_size = 0;
+};
+
+caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_backend backend,
                             encoder_settings settings, std::vector<caf::actor> shards, caf::actor next);
 
 }  // namespace vlcache::actors

@@ -37,6 +37,56 @@ void fail_frame(self_ptr self, std::uint64_t index) {
 
 /// The frame's first stages: a hasher, then every shard; the merged
 /// decision goes to the encoder with the frame.
+/// Asks every shard about one hashed frame; the merged decision goes on
+/// to the encoder (in dispatch order, through `reorder`).
+void gate(self_ptr self, std::uint64_t index, std::shared_ptr<frame_job> shared) {
+  auto& s = self->state;
+  const int n = shared->signatures->grid.count();
+  auto merged = std::make_shared<gate_decision>();
+  merged->miss.assign(n, 0);
+  merged->score.assign(n, 0.0f);
+  auto waiting = std::make_shared<std::size_t>(s.shards.size());
+  auto failed = std::make_shared<bool>(false);
+  for (const auto& shard : s.shards)
+    self->request(shard, caf::infinite, decide_atom::value, *shared)
+        .then(
+            [self, shared, merged, waiting, failed, index](const shard_decision& d) {
+              for (int p : d.decision->miss_positions) {
+                merged->miss[p] = 1;
+                merged->score[p] = d.decision->score[p];
+              }
+              if (--*waiting > 0 || *failed) return;
+              for (std::size_t p = 0; p < merged->miss.size(); ++p)
+                if (merged->miss[p]) merged->miss_positions.push_back(static_cast<int>(p));
+              shared->decision = merged;
+              shared->gated_at = steady::now();
+              self->state.reorder[index] = std::move(*shared);
+              release_in_order(self);
+            },
+            [self, waiting, failed, index](const caf::error& e) {
+              if (!*failed) {
+                *failed = true;
+                caf::aout(self) << self->state.settings.name << ": cache shard failed: "
+                                << self->system().render(e) << "\n";
+                fail_frame(self, index);
+              }
+            });
+}
+
+/// Hashers run in parallel, but the shards must judge a stream's frames in
+/// order (each judgement moves the references the next one is judged
+/// against): hashed frames wait here for their predecessors.
+void gate_in_order(self_ptr self) {
+  auto& s = self->state;
+  for (auto it = s.hashed.find(s.next_gate); it != s.hashed.end(); it = s.hashed.find(s.next_gate)) {
+    auto job = std::move(it->second);
+    s.hashed.erase(it);
+    if (job) gate(self, s.next_gate, std::move(job));
+    ++s.next_gate;
+  }
+}
+
+/// The frame's first stages: a hasher from the pool, then every shard.
 void dispatch(self_ptr self, frame_job job) {
   auto& s = self->state;
   --s.credits;
@@ -49,40 +99,14 @@ void dispatch(self_ptr self, frame_job job) {
           [self, shared, index](const hashed_frame& h) {
             shared->signatures = h.signatures;
             shared->hashed_at = steady::now();
-            auto& s = self->state;
-            auto merged = std::make_shared<gate_decision>();
-            merged->miss.assign(h.signatures->grid.count(), 0);
-            merged->score.assign(h.signatures->grid.count(), 0.0f);
-            auto waiting = std::make_shared<std::size_t>(s.shards.size());
-            auto failed = std::make_shared<bool>(false);
-            for (const auto& shard : s.shards)
-              self->request(shard, caf::infinite, decide_atom::value, *shared)
-                  .then(
-                      [self, shared, merged, waiting, failed, index](const shard_decision& d) {
-                        for (int p : d.decision->miss_positions) {
-                          merged->miss[p] = 1;
-                          merged->score[p] = d.decision->score[p];
-                        }
-                        if (--*waiting > 0 || *failed) return;
-                        for (std::size_t p = 0; p < merged->miss.size(); ++p)
-                          if (merged->miss[p]) merged->miss_positions.push_back(static_cast<int>(p));
-                        shared->decision = merged;
-                        shared->gated_at = steady::now();
-                        self->state.reorder[index] = std::move(*shared);
-                        release_in_order(self);
-                      },
-                      [self, waiting, failed, index](const caf::error& e) {
-                        if (!*failed) {
-                          *failed = true;
-                          caf::aout(self) << self->state.settings.name << ": cache shard failed: "
-                                          << self->system().render(e) << "\n";
-                          fail_frame(self, index);
-                        }
-                      });
+            self->state.hashed[index] = shared;
+            gate_in_order(self);
           },
           [self, index](const caf::error& e) {
             caf::aout(self) << self->state.settings.name << ": " << self->system().render(e) << "\n";
+            self->state.hashed[index] = nullptr;
             fail_frame(self, index);
+            gate_in_order(self);
           });
 }
 

@@ -78,6 +78,8 @@ struct source_state {
   // order: they wait here until every earlier dispatched frame went on.
   std::map<std::uint64_t, std::optional<frame_job>> reorder;  // dispatch index -> job (empty: failed)
   std::uint64_t dispatched = 0, released = 0;
+  std::map<std::uint64_t, std::shared_ptr<frame_job>> hashed;  // waiting to be gated in order (null: failed)
+  std::uint64_t next_gate = 0;
   source_counters counters;
   std::size_t next_hasher = 0;
   std::uint64_t next_wire_seq = 0;

@@ -7,6 +7,7 @@
 #include "app/encode_command.hpp"
 #include "app/scan_command.hpp"
 #include "connectors/zmq_listener.hpp"
+#include "graph/encoder_node.hpp"
 #include "graph/pipeline_runner.hpp"
 #include "graph/pipeline_spec.hpp"
 
@@ -25,6 +26,16 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a pipeline defined in TOML");
   run->add_option("file", run_file, "Pipeline TOML")->required();
   run->add_option("--summary-json", run_opts.summary_json, "Write the run summary as JSON");
+  vlcache::graph::encoder_node_options node_opts;
+  std::string node_role = "encoder";
+  auto* node = app.add_subcommand("node", "Serve a pipeline stage to other machines (CAF remote actor)");
+  node->add_option("--role", node_role, "The stage: encoder")->check(CLI::IsMember({"encoder"}))->default_val("encoder");
+  node->add_option("--listen", node_opts.port, "Port to listen on")->required();
+  node->add_option("--host", node_opts.host, "Address to listen on")->default_val("127.0.0.1");
+  node->add_option("--model", node_opts.model, "Hugging Face folder or preset")->default_val("vit-b16");
+  node->add_option("--device", node_opts.options.device, "cpu or cuda[:N]")->default_val("cpu");
+  node->add_option("--dtype", node_opts.options.dtype, "f32, f16, bf16")->default_val("f32");
+  node->add_option("--threads", node_opts.options.threads, "Intra-op threads (0: all cores)")->default_val(0);
   vlcache::app::camera_options camera;
   vlcache::app::add_camera_command(app, camera);
   vlcache::connectors::listen_options listen_opts;
@@ -46,6 +57,7 @@ int main(int argc, char** argv) {
     return vlcache::graph::run_pipeline(r.spec, run_opts);
   }
   if (app.got_subcommand("camera")) return vlcache::app::run_camera(camera);
+  if (node->parsed()) return vlcache::graph::run_encoder_node(node_opts);
   if (listen->parsed()) {
     auto n = vlcache::connectors::listen(listen_opts, [](const std::string& topic, const std::string& line) {
       std::printf("%s %s\n", topic.c_str(), line.c_str());

@@ -2,9 +2,17 @@
 
 #include <ATen/ATen.h>
 
+#include <cstring>
+
 namespace vlcache {
 
 tensor_handle::tensor_handle(const at::Tensor& t) : t_(std::make_shared<const at::Tensor>(t)) {}
+
+tensor_handle tensor_handle::from_floats(const float* data, const std::vector<std::int64_t>& shape) {
+  auto t = at::empty(shape, at::kFloat);
+  std::memcpy(t.data_ptr<float>(), data, sizeof(float) * static_cast<std::size_t>(t.numel()));
+  return tensor_handle(t);
+}
 
 std::vector<std::int64_t> tensor_handle::shape() const {
   if (!t_) return {};

@@ -15,6 +15,8 @@ class tensor_handle {
  public:
   tensor_handle() = default;
   explicit tensor_handle(const at::Tensor& t);
+  /// A CPU f32 tensor holding a copy of `data` (e.g. tokens that came over the network).
+  [[nodiscard]] static tensor_handle from_floats(const float* data, const std::vector<std::int64_t>& shape);
 
   [[nodiscard]] bool empty() const noexcept { return t_ == nullptr; }
   [[nodiscard]] std::vector<std::int64_t> shape() const;

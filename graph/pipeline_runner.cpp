@@ -9,12 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include <caf/all.hpp>
+#include <caf/io/all.hpp>
 
 #include "actors/actor_error.hpp"
 #include "actors/cache_shard_actor.hpp"
 #include "actors/encoder_actor.hpp"
 #include "actors/hasher_actor.hpp"
 #include "actors/ingest_actor.hpp"
+#include "actors/remote_encoder.hpp"
 #include "actors/reassembly_actor.hpp"
 #include "actors/sink_actor.hpp"
 #include "actors/source_actor.hpp"
@@ -43,16 +45,19 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     for (const auto& e : errors) std::fprintf(stderr, "error: %s\n", e.c_str());
     return 1;
   }
-  auto loaded = vision_encoder::load(spec.encoder.model, spec.encoder.options);
-  if (!loaded) {
-    std::fprintf(stderr, "error: [encoder].model: %s\n", loaded.err().message.c_str());
-    return 1;
+  std::shared_ptr<vision_encoder> encoder;
+  if (spec.encoder.remote.empty()) {
+    auto loaded = vision_encoder::load(spec.encoder.model, spec.encoder.options);
+    if (!loaded) {
+      std::fprintf(stderr, "error: [encoder].model: %s\n", loaded.err().message.c_str());
+      return 1;
+    }
+    encoder = std::move(*loaded);
+    if (encoder->random_weights())
+      std::printf("NOTICE: %s -- tokens come from RANDOM weights and mean nothing\n", encoder->description().c_str());
+    else
+      std::printf("encoder: %s\n", encoder->description().c_str());
   }
-  std::shared_ptr<vision_encoder> encoder = std::move(*loaded);
-  if (encoder->random_weights())
-    std::printf("NOTICE: %s -- tokens come from RANDOM weights and mean nothing\n", encoder->description().c_str());
-  else
-    std::printf("encoder: %s\n", encoder->description().c_str());
 
   std::vector<std::shared_ptr<connectors::line_sink>> outputs;
   for (std::size_t i = 0; i < spec.sinks.size(); ++i) {
@@ -68,8 +73,42 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   actors::register_error_category(cfg);
   cfg.set("scheduler.max-threads", static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
   cfg.set("logger.console", caf::atom("none"));
+  actors::announce_remote_types(cfg);
+  cfg.load<caf::io::middleman>();
   caf::actor_system sys{cfg};
   caf::scoped_actor runner{sys};
+
+  actors::encoder_backend backend;
+  backend.local = encoder;
+  if (!spec.encoder.remote.empty()) {
+    const auto colon = spec.encoder.remote.rfind(':');
+    const std::string host = spec.encoder.remote.substr(0, colon);
+    const auto port = static_cast<std::uint16_t>(std::stoi(spec.encoder.remote.substr(colon + 1)));
+    auto node = sys.middleman().remote_actor(host, port);
+    if (!node) {
+      std::fprintf(stderr, "error: [encoder].remote: cannot reach the encoder node at %s: %s\n",
+                   spec.encoder.remote.c_str(), sys.render(node.error()).c_str());
+      return 1;
+    }
+    std::string problem;
+    runner->request(*node, std::chrono::seconds(10), actors::encoder_info_atom::value)
+        .receive(
+            [&](const actors::remote_encoder_info& info) {
+              std::printf("encoder: remote node %s: %s\n", spec.encoder.remote.c_str(), info.description.c_str());
+              if (info.image_size != spec.cache.grid.image_size || info.patch_size != spec.cache.grid.patch_size)
+                problem = "the node encodes " + std::to_string(info.image_size) + "/" + std::to_string(info.patch_size) +
+                          " but [input] is " + std::to_string(spec.cache.grid.image_size) + "/" +
+                          std::to_string(spec.cache.grid.patch_size);
+              backend.num_patches = info.num_patches;
+              backend.image_size = info.image_size;
+            },
+            [&](const caf::error& e) { problem = "the node did not answer: " + sys.render(e); });
+    if (!problem.empty()) {
+      std::fprintf(stderr, "error: [encoder].remote: %s\n", problem.c_str());
+      return 1;
+    }
+    backend.remote = *node;
+  }
 
   std::vector<caf::actor> sinks;
   for (auto& out : outputs) sinks.push_back(sys.spawn(actors::sink_actor, out));
@@ -89,7 +128,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   es.drift = spec.drift;
   // The encoder computes for a long time per message: its own thread keeps
   // it from starving the scheduler that decodes, hashes and gates.
-  auto enc = sys.spawn<caf::detached>(actors::encoder_actor, encoder, es, shards, reassembly);
+  auto enc = sys.spawn<caf::detached>(actors::encoder_actor, backend, es, shards, reassembly);
 
   auto engine = std::make_shared<const signature_engine>(*signature_engine::make(grid));
   std::vector<actors::hasher_actor> hashers;
@@ -229,7 +268,8 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   runner->request(enc, std::chrono::seconds(5), actors::stats_atom::value)
       .receive([&](const actors::encoder_counters& c) { enc_stats = c; }, [](const caf::error&) {});
   std::sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) { return a.stream < b.stream; });
-  nlohmann::json summary{{"pipeline", spec.name}, {"seconds", seconds}, {"random_weights", encoder->random_weights()}};
+  nlohmann::json summary{{"pipeline", spec.name}, {"seconds", seconds}, {"encoder_remote", spec.encoder.remote}};
+  if (encoder) summary["random_weights"] = encoder->random_weights();
   bool balanced = true;
   std::uint64_t total_read = 0, total_encoded = 0;
   std::printf("\nsummary of '%s' after %.1f s\n", spec.name.c_str(), seconds);

@@ -46,6 +46,9 @@ void read_drift(table_reader& r, drift_config& d) {
 
 void read_encoder(table_reader& r, encoder_spec& e) {
   e.model = r.string("model").value_or(e.model);
+  e.remote = r.string("remote").value_or("");
+  if (!e.remote.empty() && e.remote.rfind(':') == std::string::npos)
+    r.fail("remote", "'" + e.remote + "' is not HOST:PORT");
   e.options.device = r.string("device").value_or(e.options.device);
   e.options.dtype = r.string("dtype").value_or(e.options.dtype);
   e.options.threads = static_cast<int>(r.integer("threads", 0, 1024).value_or(0));
@@ -124,7 +127,9 @@ std::vector<std::string> validate(const pipeline_spec& s) {
     for (auto& e : info->check(s.sinks[i], where)) errors.push_back(std::move(e));
   }
   const auto& m = s.encoder.model;
-  if (is_preset_name(m)) {
+  if (!s.encoder.remote.empty()) {
+    // The node loads the model; its grid is checked when the pipeline connects.
+  } else if (is_preset_name(m)) {
     const auto c = *preset_config(m);
     if (c.image_size != s.cache.grid.image_size || c.patch_size != s.cache.grid.patch_size)
       errors.push_back("[encoder].model: preset '" + m + "' encodes " + std::to_string(c.image_size) + "/" +

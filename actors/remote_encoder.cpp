@@ -1,0 +1,95 @@
+#include "actors/remote_encoder.hpp"
+
+#include <caf/all.hpp>
+#include <cstring>
+
+#include "actors/actor_error.hpp"
+
+namespace vlcache::actors {
+
+void announce_remote_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<remote_encode_request>("remote_encode_request");
+  cfg.add_message_type<remote_encode_reply>("remote_encode_reply");
+  cfg.add_message_type<remote_encoder_info>("remote_encoder_info");
+  cfg.add_message_type<remote_frame>("remote_frame");
+  cfg.add_message_type<remote_result>("remote_result");
+}
+
+caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<vision_encoder> encoder) {
+  (void)self;
+  return {
+      [encoder](encoder_info_atom) {
+        const auto& c = encoder->config();
+        return remote_encoder_info{c.image_size, c.patch_size, c.num_patches(), encoder->description()};
+      },
+      [encoder](const remote_encode_request& req) -> caf::result<remote_encode_reply> {
+        const auto& c = encoder->config();
+        const std::size_t pixel_bytes = sizeof(float) * 3 * c.image_size * c.image_size;
+        std::vector<std::vector<float>> pixels(req.frames.size());
+        std::vector<frame_request> batch;
+        for (std::size_t i = 0; i < req.frames.size(); ++i) {
+          const auto& f = req.frames[i];
+          if (f.pixels.size() != pixel_bytes)
+            return to_caf_error({errc::invalid_argument, "remote frame of stream " + std::to_string(f.stream) +
+                                                             " has " + std::to_string(f.pixels.size()) +
+                                                             " pixel bytes, the model needs " + std::to_string(pixel_bytes)});
+          pixels[i].resize(pixel_bytes / sizeof(float));
+          std::memcpy(pixels[i].data(), f.pixels.data(), pixel_bytes);
+          batch.push_back({f.stream, pixels[i].data(), {f.positions.begin(), f.positions.end()}, f.full});
+        }
+        auto out = encoder->encode(batch);
+        if (!out) return to_caf_error(out.err());
+        remote_encode_reply reply;
+        for (const auto& r : *out) {
+          remote_result rr;
+          rr.stream = r.stream;
+          rr.computed = r.computed;
+          rr.full = r.full;
+          const auto shape = r.features.shape();
+          rr.rows = shape[0];
+          rr.cols = shape[1];
+          rr.features.resize(sizeof(float) * r.features.numel());
+          std::memcpy(rr.features.data(), r.features.data(), rr.features.size());
+          reply.results.push_back(std::move(rr));
+        }
+        return reply;
+      },
+      [encoder](end_stream_atom, stream_id stream) { encoder->end_stream(stream); },
+  };
+}
+
+expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const caf::actor& node,
+                                                  const std::vector<frame_request>& batch, int pixels_per_frame) {
+  remote_encode_request req;
+  for (const auto& f : batch) {
+    remote_frame rf;
+    rf.stream = f.stream;
+    rf.pixels.resize(sizeof(float) * pixels_per_frame);
+    std::memcpy(rf.pixels.data(), f.pixels, rf.pixels.size());
+    rf.positions.assign(f.positions.begin(), f.positions.end());
+    rf.full = f.full;
+    req.frames.push_back(std::move(rf));
+  }
+  caf::scoped_actor self{sys};
+  expected<std::vector<frame_result>> out = error{errc::io_error, "no reply from the remote encoder"};
+  self->request(node, std::chrono::seconds(60), std::move(req))
+      .receive(
+          [&](remote_encode_reply& reply) {
+            std::vector<frame_result> results;
+            for (auto& r : reply.results) {
+              if (r.features.size() != sizeof(float) * static_cast<std::size_t>(r.rows * r.cols)) {
+                out = error{errc::io_error, "remote encoder: a reply for stream " + std::to_string(r.stream) +
+                                                " has the wrong size"};
+                return;
+              }
+              results.push_back({r.stream,
+                                 tensor_handle::from_floats(reinterpret_cast<const float*>(r.features.data()), {r.rows, r.cols}),
+                                 r.computed, r.full});
+            }
+            out = std::move(results);
+          },
+          [&](const caf::error& e) { out = error{errc::io_error, "remote encoder: " + sys.render(e)}; });
+  return out;
+}
+
+}  // namespace vlcache::actors

@@ -1,0 +1,90 @@
+#pragma once
+/// \file
+/// The encoder stage on another machine: a CAF remote actor behind the io
+/// middleman. Pixels and tokens cross the network as bytes (float arrays);
+/// every message type is announced on both sides (announce_remote_types).
+/// The node keeps the per-stream token stores; gate and drift control stay
+/// in the pipeline.
+///
+/// Node side:  remote_encoder_node(encoder)   accepts
+///   encoder_info_atom                 -> remote_encoder_info
+///   remote_encode_request             -> remote_encode_reply (or an error)
+///   (end_stream_atom, stream)         -> frees the stream's token store
+
+#include <caf/actor_system_config.hpp>
+#include <caf/behavior.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/meta/type_name.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/frame_messages.hpp"
+#include "core/vision_encoder.hpp"
+
+namespace vlcache::actors {
+
+struct remote_frame {
+  std::uint32_t stream = 0;
+  std::vector<std::uint8_t> pixels;  ///< CHW f32, as bytes
+  std::vector<std::int32_t> positions;
+  bool full = false;
+};
+
+struct remote_encode_request {
+  std::vector<remote_frame> frames;
+};
+
+struct remote_result {
+  std::uint32_t stream = 0;
+  std::int32_t computed = 0;
+  bool full = false;
+  std::int64_t rows = 0, cols = 0;
+  std::vector<std::uint8_t> features;  ///< [rows, cols] f32, as bytes
+};
+
+struct remote_encode_reply {
+  std::vector<remote_result> results;
+};
+
+struct remote_encoder_info {
+  std::int32_t image_size = 0, patch_size = 0, num_patches = 0;
+  std::string description;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remote_frame& x) {
+  return f(caf::meta::type_name("remote_frame"), x.stream, x.pixels, x.positions, x.full);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remote_encode_request& x) {
+  return f(caf::meta::type_name("remote_encode_request"), x.frames);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remote_result& x) {
+  return f(caf::meta::type_name("remote_result"), x.stream, x.computed, x.full, x.rows, x.cols, x.features);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remote_encode_reply& x) {
+  return f(caf::meta::type_name("remote_encode_reply"), x.results);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remote_encoder_info& x) {
+  return f(caf::meta::type_name("remote_encoder_info"), x.image_size, x.patch_size, x.num_patches, x.description);
+}
+
+using encoder_info_atom = caf::atom_constant<caf::atom("encinfo")>;
+
+/// Announces the remote message types; both processes must call it.
+void announce_remote_types(caf::actor_system_config& cfg);
+
+/// The node's actor: runs `encoder` for the requests of one pipeline.
+caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<vision_encoder> encoder);
+
+/// The pipeline side: a vision_encoder::encode over the network (blocking;
+/// called from the encoder actor's own thread).
+[[nodiscard]] expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const caf::actor& node,
+                                                                const std::vector<frame_request>& batch,
+                                                                int pixels_per_frame);
+
+}  // namespace vlcache::actors

@@ -1,0 +1,57 @@
+#include "graph/encoder_node.hpp"
+
+#include <atomic>
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "actors/remote_encoder.hpp"
+
+namespace vlcache::graph {
+namespace {
+std::atomic<bool> node_stop{false};
+extern "C" void on_node_signal(int) { node_stop = true; }
+}  // namespace
+
+int run_encoder_node(const encoder_node_options& o) {
+  auto loaded = vision_encoder::load(o.model, o.options);
+  if (!loaded) {
+    std::fprintf(stderr, "error: --model: %s\n", loaded.err().message.c_str());
+    return 1;
+  }
+  std::shared_ptr<vision_encoder> encoder = std::move(*loaded);
+  if (encoder->random_weights())
+    std::printf("NOTICE: %s -- tokens come from RANDOM weights and mean nothing\n", encoder->description().c_str());
+  caf::actor_system_config cfg;
+  actors::announce_remote_types(cfg);
+  cfg.load<caf::io::middleman>();
+  cfg.set("logger.console", caf::atom("none"));
+  caf::actor_system sys{cfg};
+  // Detached: encoding is long work that must not hold a scheduler thread.
+  auto node = sys.spawn<caf::detached>(actors::remote_encoder_node, encoder);
+  auto port = sys.middleman().publish(node, o.port, o.host.c_str());
+  if (!port) {
+    std::fprintf(stderr, "error: cannot listen on %s:%u: %s\n", o.host.c_str(), o.port, sys.render(port.error()).c_str());
+    caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+    return 1;
+  }
+  std::printf("node: encoder listening on %s:%u\n", o.host.c_str(), *port);
+  std::fflush(stdout);
+  node_stop = false;
+  std::signal(SIGINT, on_node_signal);
+  std::signal(SIGTERM, on_node_signal);
+  while (!node_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::printf("node: stopping\n");
+  std::fflush(stdout);
+  (void)sys.middleman().unpublish(node, *port);
+  caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+  // CAF 0.17's middleman sometimes waits forever at shutdown for a peer
+  // that is already gone; the node holds nothing that needs flushing.
+  std::fflush(nullptr);
+  std::_Exit(0);
+}
+
+}  // namespace vlcache::graph

@@ -1,0 +1,22 @@
+#pragma once
+/// \file
+/// `vlcache node --role encoder`: serves the vision encoder to pipelines on
+/// other machines as a CAF remote actor, until SIGINT/SIGTERM.
+
+#include <cstdint>
+#include <string>
+
+#include "core/vision_encoder.hpp"
+
+namespace vlcache::graph {
+
+struct encoder_node_options {
+  std::string model = "vit-b16";
+  encoder_options options;
+  std::string host = "127.0.0.1";  ///< address to listen on
+  std::uint16_t port = 0;
+};
+
+[[nodiscard]] int run_encoder_node(const encoder_node_options& o);
+
+}  // namespace vlcache::graph
