@@ -35,7 +35,7 @@ void read_gate(table_reader& r, cache_spec& s, bool present) {
   if (auto v = r.integer("phash", 0, 64)) g.phash = static_cast<int>(*v);
   if (auto v = r.number("mad", 0.0, 255.0)) g.mad = static_cast<float>(*v);
   if (!present) g = default_gate();
-  else if (!g.any()) r.fail("ahash", "the gate enables no signature: set ahash, dhash, phash or mad");
+  else if (!g.any() && !r.failed()) r.fail("ahash", "the gate enables no signature: set ahash, dhash, phash or mad");
   s.gate = g;
 }
 

@@ -14,6 +14,7 @@ std::string table_reader::key_name(const std::string& key) const {
 }
 
 void table_reader::fail(const std::string& key, const std::string& what) {
+  ++failures_;
   errors_.push_back(key_name(key) + ": " + what);
 }
 

@@ -31,6 +31,8 @@ class table_reader {
   /// Reports every key of the table that no accessor asked for.
   void reject_unknown_keys();
   void fail(const std::string& key, const std::string& what);
+  /// Whether any key of this table has been reported as wrong.
+  [[nodiscard]] bool failed() const noexcept { return failures_ > 0; }
   [[nodiscard]] std::string key_name(const std::string& key) const;
 
  private:
@@ -40,6 +42,7 @@ class table_reader {
   std::string path_;
   std::vector<std::string>& errors_;
   std::set<std::string> seen_;
+  int failures_ = 0;
 };
 
 }  // namespace vlcache::graph

@@ -85,6 +85,12 @@ TEST(cache_spec, gate_table_without_signatures_is_an_error) {
   EXPECT_TRUE(has_error(r, "enables no signature")) << all(r);
 }
 
+TEST(cache_spec, a_bad_gate_key_is_reported_once) {
+  auto r = parse_cache_spec("[gate]\nahash = 99\n", "inline");
+  ASSERT_EQ(r.errors.size(), 1u) << all(r);
+  EXPECT_TRUE(has_error(r, "[gate].ahash: 99 is outside [0, 64]")) << all(r);
+}
+
 TEST(cache_spec, wrong_types_are_named) {
   auto r = parse_cache_spec("input = 3\n[index]\ncapacity_mb = true\n", "inline");
   EXPECT_TRUE(has_error(r, "input: expected a table")) << all(r);
