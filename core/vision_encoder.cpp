@@ -33,6 +33,8 @@ struct dense {
       auto bc = b.contiguous();
       packed = packed_weight(wc.data_ptr<float>(), static_cast<int>(wc.size(0)),
                              static_cast<int>(wc.size(1)), bc.data_ptr<float>());
+      w = at::Tensor();  // the packed copy is the only one used from here on
+      b = at::Tensor();
     }
   }
   at::Tensor operator()(const at::Tensor& x) const {
@@ -529,6 +531,13 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
       p->w.p1.prepare(options.aten_only);
       p->w.p2.prepare(options.aten_only);
     }
+    // The per-projection tensors now live in the dense layers (q, k, v fused):
+    // keeping them too would hold every weight twice.
+    for (auto& l : p->w.layers)
+      for (auto* t : {&l.q_w, &l.q_b, &l.k_w, &l.k_b, &l.v_w, &l.v_b, &l.o_w, &l.o_b, &l.fc1_w, &l.fc1_b,
+                      &l.fc2_w, &l.fc2_b})
+        *t = at::Tensor();
+    for (auto* t : {&p->w.p1_w, &p->w.p1_b, &p->w.p2_w, &p->w.p2_b}) *t = at::Tensor();
   } catch (const c10::Error& e) {
     return error{errc::io_error, "loading '" + model + "' failed in LibTorch: " + e.what_without_backtrace()};
   }
