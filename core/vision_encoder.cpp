@@ -13,6 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include "core/detail/dense_layer.hpp"
+#include "core/detail/torch_setup.hpp"
 #include "core/safetensors.hpp"
 #include "core/small_gemm.hpp"
 #include "core/sparse_attention.hpp"
@@ -20,38 +22,7 @@
 namespace vlcache {
 namespace {
 
-/// A linear layer y = x W^T + b. On the CPU in f32 it runs the packed
-/// small-row kernel (faster than BLAS at every row count measured, see
-/// bench/small_gemm_bench); elsewhere at::linear.
-struct dense {
-  at::Tensor w, b;
-  packed_weight packed;
-
-  void prepare(bool aten_only) {
-    if (!aten_only && w.device().is_cpu() && w.scalar_type() == at::kFloat) {
-      auto wc = w.contiguous();
-      auto bc = b.contiguous();
-      packed = packed_weight(wc.data_ptr<float>(), static_cast<int>(wc.size(0)),
-                             static_cast<int>(wc.size(1)), bc.data_ptr<float>());
-      w = at::Tensor();  // the packed copy is the only one used from here on
-      b = at::Tensor();
-    }
-  }
-  at::Tensor operator()(const at::Tensor& x) const {
-    if (packed.empty()) return at::linear(x, w, b);
-    auto sizes = x.sizes().vec();
-    auto x2 = x.reshape({-1, sizes.back()}).contiguous();
-    const int m = static_cast<int>(x2.size(0));
-    auto y = at::empty({x2.size(0), static_cast<std::int64_t>(packed.n())}, x2.options());
-    const float* xp = x2.data_ptr<float>();
-    float* yp = y.data_ptr<float>();
-    at::parallel_for(0, packed.panels(), 1, [&](std::int64_t p0, std::int64_t p1) {
-      packed.apply(xp, m, yp, static_cast<int>(p0), static_cast<int>(p1));
-    });
-    sizes.back() = packed.n();
-    return y.view(sizes);
-  }
-};
+using detail::dense;
 
 struct layer_weights {
   at::Tensor ln1_w, ln1_b, q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln2_w, ln2_b, fc1_w, fc1_b,
@@ -196,39 +167,6 @@ clip_weights make_random_weights(const clip_vision_config& c, std::uint64_t seed
     w.p2_b = at::zeros({o});
   }
   return w;
-}
-
-std::uint64_t preset_seed(const std::string& name) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a of the name: fixed per preset
-  for (char ch : name) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
-  return h;
-}
-
-expected<at::Device> parse_device(const std::string& s) {
-  if (s == "cpu") return at::Device(at::kCPU);
-  if (s.rfind("cuda", 0) == 0) {
-    int index = 0;
-    if (s.size() > 4) {
-      if (s[4] != ':' || s.size() == 5 || s.find_first_not_of("0123456789", 5) != std::string::npos)
-        return error{errc::invalid_config, "device '" + s + "' (cpu, cuda or cuda:N)"};
-      index = std::stoi(s.substr(5));
-    }
-    if (!at::hasCUDA())
-      return error{errc::invalid_config, "device '" + s + "' requested, but this LibTorch has no CUDA"};
-    return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index));
-  }
-  return error{errc::invalid_config, "device '" + s + "' (cpu, cuda or cuda:N)"};
-}
-
-expected<at::ScalarType> parse_dtype(const std::string& s, const at::Device& device) {
-  at::ScalarType t;
-  if (s == "f32") t = at::kFloat;
-  else if (s == "f16") t = at::kHalf;
-  else if (s == "bf16") t = at::kBFloat16;
-  else return error{errc::invalid_config, "dtype '" + s + "' (f32, f16 or bf16)"};
-  if (device.is_cpu() && t != at::kFloat)
-    return error{errc::invalid_config, "dtype '" + s + "' is not supported on cpu (use f32)"};
-  return t;
 }
 
 }  // namespace
@@ -463,9 +401,9 @@ vision_encoder::~vision_encoder() = default;
 
 expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string& model,
                                                               const encoder_options& options) {
-  auto device = parse_device(options.device);
+  auto device = detail::parse_device(options.device);
   if (!device) return device.err();
-  auto dtype = parse_dtype(options.dtype, *device);
+  auto dtype = detail::parse_dtype(options.dtype, *device);
   if (!dtype) return dtype.err();
   auto p = std::make_unique<impl>();
   p->device = *device;
@@ -477,7 +415,7 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
       auto cfg = preset_config(model);
       if (!cfg) return cfg.err();
       p->cfg = *cfg;
-      p->w = make_random_weights(p->cfg, options.seed != 0 ? options.seed : preset_seed(model));
+      p->w = make_random_weights(p->cfg, options.seed != 0 ? options.seed : detail::preset_seed(model));
       p->random = true;
     } else {
       namespace fs = std::filesystem;

@@ -1,0 +1,70 @@
+#pragma once
+/// \file
+/// Answers a question about an image's visual tokens: the LLaVA prompt,
+/// the prefill with KV reuse per stream, then decoding.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cache_stats.hpp"
+#include "core/error.hpp"
+#include "core/language_model.hpp"
+#include "core/prefill_reuse.hpp"
+#include "core/tokenizer.hpp"
+
+namespace vlcache {
+
+struct answer_options {
+  std::string prompt_template = default_prompt_template;
+  sampling_options sampling;
+  reuse_options reuse;
+};
+
+struct answer {
+  std::string question;
+  std::string text;
+  std::vector<int> ids;
+  bool stopped_on_eos = false;
+  bool random_weights = false;  ///< the text came from random weights: not an answer
+  int prompt_tokens = 0;
+  int image_tokens = 0;
+  int image_recomputed = 0;
+  int rows_computed = 0;
+  bool full_prefill = true;
+  double prefill_ms = 0.0;
+  double decode_ms = 0.0;
+};
+
+class answerer {
+ public:
+  /// Checks that tokenizer and model agree (vocabulary, image token).
+  [[nodiscard]] static expected<std::unique_ptr<answerer>> create(std::unique_ptr<language_model> model,
+                                                                  std::unique_ptr<tokenizer> tok,
+                                                                  answer_options options);
+  /// Loads a model folder or preset and its tokenizer: `tokenizer_path`, else
+  /// the folder's tokenizer.model (presets need one given).
+  [[nodiscard]] static expected<std::unique_ptr<answerer>> load(const std::string& model,
+                                                                const std::string& tokenizer_path,
+                                                                const llm_options& llm, answer_options options);
+  ~answerer();
+
+  /// One answer for `stream`; `features` [image_tokens, hidden] (may be empty
+  /// for a text-only question). An error concerns this request only.
+  [[nodiscard]] expected<answer> ask(stream_id stream, const tensor_handle& features, const std::string& question);
+  void end_stream(stream_id stream);
+  [[nodiscard]] std::uint64_t kv_bytes(stream_id stream) const;
+
+  [[nodiscard]] language_model& model() noexcept { return *model_; }
+  [[nodiscard]] const tokenizer& tokens() const noexcept { return *tok_; }
+  [[nodiscard]] const answer_options& options() const noexcept { return options_; }
+
+ private:
+  answerer(std::unique_ptr<language_model> model, std::unique_ptr<tokenizer> tok, answer_options options);
+  std::unique_ptr<language_model> model_;
+  std::unique_ptr<tokenizer> tok_;
+  answer_options options_;
+  prefill_cache cache_;
+};
+
+}  // namespace vlcache

@@ -1,0 +1,69 @@
+#pragma once
+/// \file
+/// KV reuse across the frames of a stream (design: cache semantics 7).
+///
+/// A stream's prompt is [prefix][image tokens][suffix]. While the prefix
+/// and the image-token count stay the same, a prefill keeps the stream's
+/// stored KV: the prefix exactly (causal attention never lets it see what
+/// follows), unchanged image tokens approximately (their K/V at later layers
+/// were computed with the older image), and recomputes the changed image
+/// tokens, the earliest image positions (reuse error grows along the
+/// sequence), the largest sub-threshold deviations and the whole suffix.
+/// Everything else (first frame, new prefix or size, refresh) runs in full.
+/// Each image position keeps, as its reference, the features it was last
+/// computed with, so a slow drift is caught once it adds up.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+
+#include "core/cache_stats.hpp"
+#include "core/error.hpp"
+#include "core/language_model.hpp"
+#include "core/tokenizer.hpp"
+
+namespace vlcache {
+
+struct reuse_options {
+  bool enabled = true;
+  int recompute_first = 4;         ///< earliest image positions always recomputed
+  int recompute_deviation = 0;     ///< also the N unchanged image tokens that deviate most
+  double change_tolerance = 0.0;   ///< relative L2 change above which a token is changed; 0 = any change
+  int full_every = 0;              ///< a full prefill every N prefills of a stream; 0 = only when needed
+};
+
+struct prefill_result {
+  tensor_handle logits;      ///< [1, vocab] at the prompt's last position
+  bool full = true;          ///< ran every position
+  int prompt_tokens = 0;
+  int image_tokens = 0;
+  int image_recomputed = 0;  ///< image positions recomputed (all of them when full)
+  int rows_computed = 0;     ///< positions that went through the layers
+  double ms = 0.0;
+};
+
+class prefill_cache {
+ public:
+  prefill_cache(language_model& model, reuse_options options);
+  ~prefill_cache();
+
+  /// Prefills `prompt` for `stream` with `features` in its image positions,
+  /// reusing the stream's KV where valid. On error the stream's state is
+  /// dropped (the next prefill runs in full) and nothing else changes.
+  [[nodiscard]] expected<prefill_result> prefill(stream_id stream, const prompt_layout& prompt,
+                                                 const tensor_handle& features);
+  /// The stream's sequence, positioned after the prompt: decode from here.
+  /// Generated tokens are cut off again at the next prefill.
+  [[nodiscard]] kv_sequence* sequence(stream_id stream);
+  void end_stream(stream_id stream);
+  [[nodiscard]] std::uint64_t bytes(stream_id stream) const;
+  [[nodiscard]] const reuse_options& options() const noexcept { return options_; }
+
+ private:
+  struct stream_state;
+  language_model& model_;
+  reuse_options options_;
+  std::map<stream_id, std::unique_ptr<stream_state>> streams_;
+};
+
+}  // namespace vlcache
