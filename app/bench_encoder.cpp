@@ -1,5 +1,6 @@
 #include "app/bench_encoder.hpp"
 #include "app/load_encoder.hpp"
+#include "app/stream_frames.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -40,12 +41,6 @@ std::string blas_in_use() {
   }
   return "unknown";
 }
-
-struct stream_frames {
-  std::vector<std::vector<float>> pixels;  // CHW per frame
-  std::vector<frame_signatures> sigs;
-  std::vector<double> sign_ms;
-};
 
 struct fidelity {
   std::vector<double> cosines;  // per token, frames after the first
@@ -222,45 +217,14 @@ int run_bench_encoder(const bench_encoder_options& o) {
   }
 
   const auto& c = enc->config();
-  const auto engine = *signature_engine::make(*patch_grid::make(c.image_size, c.patch_size));
-  const auto pre_cfg = preprocess_config::clip(c.image_size);
-  std::vector<stream_frames> data(static_cast<std::size_t>(o.streams));
-  for (int s = 0; s < o.streams; ++s) {
-    connectors::video_reader_config rc;
-    rc.source = o.video;
-    rc.start_frame = static_cast<std::uint64_t>(o.start + s * o.stream_offset);
-    auto reader = connectors::video_reader::open(rc);
-    if (!reader) {
-      std::fprintf(stderr, "error: %s\n", reader.err().message.c_str());
-      return 2;
-    }
-    for (int read = 0; static_cast<int>(data[s].pixels.size()) < o.frames; ++read) {
-      auto f = (*reader)->read();
-      if (!f) break;
-      if (read % o.stride != 0) continue;
-      auto pre = preprocess(f->view, pre_cfg);
-      if (!pre) {
-        std::fprintf(stderr, "error: %s\n", pre.err().message.c_str());
-        return 2;
-      }
-      const auto t0 = clock_type::now();
-      auto sig = engine.compute(image_view{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb});
-      data[s].sign_ms.push_back(ms_since(t0));
-      data[s].sigs.push_back(std::move(*sig));
-      data[s].pixels.push_back(std::move(pre->pixels));
-    }
-  }
-  std::size_t frames = data[0].pixels.size();
-  for (const auto& d : data) frames = std::min(frames, d.pixels.size());
-  if (frames < 2) {
-    std::fprintf(stderr, "error: '%s' gave fewer than 2 frames per stream at these offsets\n", o.video.c_str());
+  auto loaded = load_stream_frames(o.video, o.streams, o.start, o.stream_offset, o.frames, o.stride, c.image_size,
+                                   c.patch_size);
+  if (!loaded) {
+    std::fprintf(stderr, "error: %s\n", loaded.err().message.c_str());
     return 2;
   }
-  for (auto& d : data) {
-    d.pixels.resize(frames);
-    d.sigs.resize(frames);
-    d.sign_ms.resize(frames);
-  }
+  auto& data = *loaded;
+  const std::size_t frames = data[0].pixels.size();
 
   nlohmann::json out;
   out["video"] = o.video;

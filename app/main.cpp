@@ -2,7 +2,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "app/ask_command.hpp"
 #include "app/bench_encoder.hpp"
+#include "app/bench_llm.hpp"
 #include "app/camera_command.hpp"
 #include "app/encode_command.hpp"
 #include "app/scan_command.hpp"
@@ -18,6 +20,8 @@ int main(int argc, char** argv) {
   vlcache::app::add_scan_command(app, scan);
   vlcache::app::encode_options encode;
   vlcache::app::add_encode_command(app, encode);
+  vlcache::app::ask_options ask;
+  vlcache::app::add_ask_command(app, ask);
   std::string validate_file;
   auto* validate = app.add_subcommand("validate", "Check a pipeline TOML; print every error, exit non-zero on any");
   validate->add_option("file", validate_file, "Pipeline TOML")->required();
@@ -48,8 +52,11 @@ int main(int argc, char** argv) {
   bench->require_subcommand(1);
   vlcache::app::bench_encoder_options bench_encoder;
   vlcache::app::add_bench_encoder_command(*bench, bench_encoder);
+  vlcache::app::bench_llm_options bench_llm;
+  vlcache::app::add_bench_llm_command(*bench, bench_llm);
   CLI11_PARSE(app, argc, argv);
   if (app.got_subcommand("scan")) return vlcache::app::run_scan(scan);
+  if (app.got_subcommand("ask")) return vlcache::app::run_ask(ask);
   if (run->parsed()) {
     const auto r = vlcache::graph::load_pipeline(run_file);
     for (const auto& e : r.errors) std::fprintf(stderr, "%s: %s\n", run_file.c_str(), e.c_str());
@@ -79,5 +86,6 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("encode")) return vlcache::app::run_encode(encode);
   if (bench->got_subcommand("encoder")) return vlcache::app::run_bench_encoder(bench_encoder);
+  if (bench->got_subcommand("llm")) return vlcache::app::run_bench_llm(bench_llm);
   return 2;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/answer.hpp"
 #include "core/cache_stats.hpp"
 #include "core/error.hpp"
 #include "core/language_model.hpp"
@@ -19,21 +20,6 @@ struct answer_options {
   std::string prompt_template = default_prompt_template;
   sampling_options sampling;
   reuse_options reuse;
-};
-
-struct answer {
-  std::string question;
-  std::string text;
-  std::vector<int> ids;
-  bool stopped_on_eos = false;
-  bool random_weights = false;  ///< the text came from random weights: not an answer
-  int prompt_tokens = 0;
-  int image_tokens = 0;
-  int image_recomputed = 0;
-  int rows_computed = 0;
-  bool full_prefill = true;
-  double prefill_ms = 0.0;
-  double decode_ms = 0.0;
 };
 
 class answerer {

@@ -1,0 +1,208 @@
+#include "app/bench_llm.hpp"
+#include "app/load_encoder.hpp"
+#include "app/stream_frames.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/answerer.hpp"
+#include "core/drift_policy.hpp"
+#include "core/reference_gate.hpp"
+#include "core/statistics.hpp"
+#include "core/vision_encoder.hpp"
+#include "graph/cache_spec.hpp"
+
+namespace vlcache::app {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+/// KL(p || q) of the softmaxes of two logit rows, in nats.
+double kl_divergence(const float* p_logits, const float* q_logits, int n) {
+  auto log_softmax = [n](const float* l) {
+    const double top = *std::max_element(l, l + n);
+    double sum = 0;
+    for (int i = 0; i < n; ++i) sum += std::exp(l[i] - top);
+    std::vector<double> out(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) out[i] = l[i] - top - std::log(sum);
+    return out;
+  };
+  const auto lp = log_softmax(p_logits), lq = log_softmax(q_logits);
+  double kl = 0;
+  for (int i = 0; i < n; ++i) kl += std::exp(lp[i]) * (lp[i] - lq[i]);
+  return std::max(0.0, kl);
+}
+
+int argmax(const float* l, int n) { return static_cast<int>(std::max_element(l, l + n) - l); }
+
+}  // namespace
+
+void add_bench_llm_command(CLI::App& bench, bench_llm_options& o) {
+  auto* c = bench.add_subcommand("llm", "Full vs KV-reused prefill over the visual tokens of a real video");
+  c->add_option("--model", o.model, "Preset or Hugging Face LLaVA folder")->default_val(o.model);
+  c->add_option("--tokenizer", o.tokenizer, "sentencepiece model (default: the snapshot's tokenizer.model)");
+  c->add_option("--video", o.video, "Video file")->default_val(o.video);
+  c->add_option("--question", o.question, "The question asked of every frame")->default_val(o.question);
+  c->add_option("--template", o.prompt_template, "Prompt template")->default_val(default_prompt_template);
+  c->add_option("--frames", o.frames, "Frames")->default_val(o.frames)->check(CLI::Range(2, 100000));
+  c->add_option("--stride", o.stride, "Use every stride-th frame (10 = 1 FPS on vtest)")->default_val(1)->check(CLI::Range(1, 1000));
+  c->add_option("--start", o.start, "First source frame")->default_val(0);
+  c->add_option("--answer-tokens", o.answer_tokens, "Greedy tokens compared per frame")->default_val(o.answer_tokens)->check(CLI::Range(1, 512));
+  c->add_option("--recompute-first", o.recompute_first, "Earliest image positions always recomputed")->default_val(o.recompute_first);
+  c->add_option("--recompute-deviation", o.recompute_deviation, "Also the N unchanged tokens that deviate most")->default_val(0);
+  c->add_option("--change-tolerance", o.change_tolerance, "Relative L2 change of a visual token that counts as changed")->default_val(0.0);
+  c->add_option("--full-every", o.full_every, "Full prefill every N frames (0: never forced)")->default_val(0);
+  c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
+  c->add_option("--json", o.json, "Write the results as JSON");
+}
+
+int run_bench_llm(const bench_llm_options& o) {
+  auto enc = load_encoder_or_report(o.model, "cpu", "f32", o.threads);
+  if (!enc) return 2;
+  llm_options lo;
+  lo.threads = o.threads;
+  answer_options ao;
+  ao.prompt_template = o.prompt_template;
+  ao.sampling.max_new_tokens = o.answer_tokens;
+  ao.reuse.recompute_first = o.recompute_first;
+  ao.reuse.recompute_deviation = o.recompute_deviation;
+  ao.reuse.change_tolerance = o.change_tolerance;
+  ao.reuse.full_every = o.full_every;
+  auto loaded = answerer::load(o.model, o.tokenizer, lo, ao);
+  if (!loaded) {
+    std::fprintf(stderr, "error: %s\n", loaded.err().message.c_str());
+    return 2;
+  }
+  answerer& llm = **loaded;
+  language_model& lm = llm.model();
+  if (lm.random_weights())
+    std::fprintf(stderr, "NOTICE: %s -- RANDOM weights: speed is real, agreement figures only indicate\n",
+                 lm.description().c_str());
+  const auto& c = enc->config();
+  auto data = load_stream_frames(o.video, 1, o.start, 0, o.frames, o.stride, c.image_size, c.patch_size);
+  if (!data) {
+    std::fprintf(stderr, "error: %s\n", data.err().message.c_str());
+    return 2;
+  }
+  const auto& frames = (*data)[0];
+  const auto grid = *patch_grid::make(c.image_size, c.patch_size);
+  auto gate = *reference_gate::make(grid, graph::default_gate());
+  auto drift = *drift_controller::make(grid.count(), drift_config{});
+  auto prompt = llm.tokens().build_prompt(o.prompt_template, o.question, lm.config().image_token_index,
+                                          c.output_tokens());
+  if (!prompt) {
+    std::fprintf(stderr, "error: %s\n", prompt.err().message.c_str());
+    return 2;
+  }
+  prefill_cache cache(lm, ao.reuse);
+  const int vocab = lm.config().vocab_size;
+  sampling_options greedy;
+  greedy.max_new_tokens = o.answer_tokens;
+
+  std::vector<double> full_ms, reuse_ms, image_share, rows_share, kl, token_agree, encoder_share;
+  int top1 = 0, answers_equal = 0, compared = 0, forced_full = 0;
+  std::printf("%5s %8s %9s %9s %8s %7s %10s %6s %7s\n", "frame", "enc %", "full ms", "reuse ms", "speedup",
+              "img %", "KL", "top1", "answer");
+  for (std::size_t f = 0; f < frames.pixels.size(); ++f) {
+    auto d = gate.decide(0, frames.sigs[f]);
+    auto plan = drift.plan(0, *d);
+    auto enc_out = enc->encode({{0, frames.pixels[f].data(), plan->positions, plan->full}});
+    if (!enc_out) {
+      std::fprintf(stderr, "error: %s\n", enc_out.err().message.c_str());
+      return 1;
+    }
+    (void)gate.commit(0, frames.sigs[f], plan->positions, f);
+    drift.commit(0, *plan);
+    const auto& feats = (*enc_out)[0].features;
+
+    auto t0 = clock_type::now();
+    kv_sequence full_seq;
+    auto embeds = lm.embed(prompt->ids, &feats);
+    auto full = embeds ? lm.append(full_seq, *embeds) : expected<tensor_handle>(embeds.err());
+    const double full_t = ms_since(t0);
+    auto reused = cache.prefill(0, *prompt, feats);
+    if (!full || !reused) {
+      std::fprintf(stderr, "error: %s\n", (!full ? full.err() : reused.err()).message.c_str());
+      return 1;
+    }
+    auto a_full = lm.generate(full_seq, *full, greedy);
+    auto a_reuse = lm.generate(*cache.sequence(0), reused->logits, greedy);
+    if (!a_full || !a_reuse) {
+      std::fprintf(stderr, "error: %s\n", (!a_full ? a_full.err() : a_reuse.err()).message.c_str());
+      return 1;
+    }
+    if (f == 0) continue;  // both run in full on the first frame
+    if (reused->full) ++forced_full;
+    const float* lf = full->data();
+    const float* lr = reused->logits.data();
+    const double k = kl_divergence(lf, lr, vocab);
+    const bool same_top = argmax(lf, vocab) == argmax(lr, vocab);
+    std::size_t agree = 0;
+    while (agree < a_full->ids.size() && agree < a_reuse->ids.size() && a_full->ids[agree] == a_reuse->ids[agree])
+      ++agree;
+    const bool same_answer = a_full->ids == a_reuse->ids;
+    full_ms.push_back(full_t);
+    reuse_ms.push_back(reused->ms);
+    image_share.push_back(static_cast<double>(reused->image_recomputed) / std::max(1, reused->image_tokens));
+    rows_share.push_back(static_cast<double>(reused->rows_computed) / reused->prompt_tokens);
+    encoder_share.push_back((*enc_out)[0].full ? 1.0 : static_cast<double>((*enc_out)[0].computed) / grid.count());
+    kl.push_back(k);
+    token_agree.push_back(static_cast<double>(agree) / static_cast<double>(a_full->ids.size()));
+    top1 += same_top;
+    answers_equal += same_answer;
+    ++compared;
+    std::printf("%5zu %7.1f%% %9.1f %9.1f %7.2fx %6.1f%% %10.3g %6s %7s\n", f, 100 * encoder_share.back(), full_t,
+                reused->ms, full_t / reused->ms, 100 * image_share.back(), k, same_top ? "yes" : "NO",
+                same_answer ? "same" : "DIFF");
+  }
+  const double full_med = quantile(full_ms, 0.5), reuse_med = quantile(reuse_ms, 0.5);
+  nlohmann::json j{{"model", o.model},
+                   {"language_model", lm.description()},
+                   {"random_weights", lm.random_weights()},
+                   {"video", o.video},
+                   {"stride", o.stride},
+                   {"frames_compared", compared},
+                   {"prompt_tokens", prompt->ids.size()},
+                   {"image_tokens", prompt->image_count},
+                   {"reuse", {{"recompute_first", o.recompute_first},
+                              {"recompute_deviation", o.recompute_deviation},
+                              {"change_tolerance", o.change_tolerance},
+                              {"full_every", o.full_every}}},
+                   {"encoder_share_recomputed_mean", mean(encoder_share)},
+                   {"image_share_recomputed_mean", mean(image_share)},
+                   {"prompt_share_recomputed_mean", mean(rows_share)},
+                   {"prefill_full_ms_median", full_med},
+                   {"prefill_reuse_ms_median", reuse_med},
+                   {"prefill_speedup", reuse_med > 0 ? full_med / reuse_med : 0.0},
+                   {"frames_forced_full", forced_full},
+                   {"top1_agreement", compared ? static_cast<double>(top1) / compared : 0.0},
+                   {"kl_mean", mean(kl)},
+                   {"kl_max", quantile(kl, 1.0)},
+                   {"answer_tokens", o.answer_tokens},
+                   {"answers_identical", compared ? static_cast<double>(answers_equal) / compared : 0.0},
+                   {"answer_token_prefix_agreement_mean", mean(token_agree)},
+                   {"threads", lm.config().hidden_size > 0 ? enc->threads() : 0}};
+  std::printf("prefill: full %.1f ms, reused %.1f ms (median) -> %.2fx; image tokens recomputed %.1f%%, prompt %.1f%%\n",
+              full_med, reuse_med, j["prefill_speedup"].get<double>(), 100 * mean(image_share), 100 * mean(rows_share));
+  std::printf("vs full prefill: top-1 agreement %.3f, KL mean %.3g max %.3g, identical %d-token answers %.3f\n",
+              j["top1_agreement"].get<double>(), mean(kl), j["kl_max"].get<double>(), o.answer_tokens,
+              j["answers_identical"].get<double>());
+  if (!o.json.empty()) {
+    std::ofstream out(o.json);
+    if (!out) {
+      std::fprintf(stderr, "error: cannot write '%s'\n", o.json.c_str());
+      return 1;
+    }
+    out << j.dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace vlcache::app

@@ -1,0 +1,21 @@
+#include "connectors/answer_json.hpp"
+
+namespace vlcache::connectors {
+
+nlohmann::json answer_to_json(const answer& a) {
+  nlohmann::json j{{"question", a.question},
+                   {"text", a.text},
+                   {"token_ids", a.ids},
+                   {"stopped_on_eos", a.stopped_on_eos},
+                   {"random_weights", a.random_weights},
+                   {"prompt_tokens", a.prompt_tokens},
+                   {"kv", {{"image_tokens", a.image_tokens},
+                           {"image_recomputed", a.image_recomputed},
+                           {"rows_computed", a.rows_computed},
+                           {"full_prefill", a.full_prefill}}},
+                   {"latency_ms", {{"prefill", a.prefill_ms}, {"decode", a.decode_ms}}}};
+  if (a.random_weights) j["notice"] = "random weights: this text is not an answer";
+  return j;
+}
+
+}  // namespace vlcache::connectors

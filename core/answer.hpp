@@ -1,0 +1,26 @@
+#pragma once
+/// \file
+/// One answer about one frame, with its token ids, KV-reuse figures and
+/// latency split.
+
+#include <string>
+#include <vector>
+
+namespace vlcache {
+
+struct answer {
+  std::string question;
+  std::string text;
+  std::vector<int> ids;
+  bool stopped_on_eos = false;
+  bool random_weights = false;  ///< the text came from random weights: not an answer
+  int prompt_tokens = 0;
+  int image_tokens = 0;
+  int image_recomputed = 0;
+  int rows_computed = 0;
+  bool full_prefill = true;
+  double prefill_ms = 0.0;
+  double decode_ms = 0.0;
+};
+
+}  // namespace vlcache
