@@ -1,5 +1,6 @@
 #include "actors/actor_error.hpp"
 
+#include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
 namespace vlcache::actors {
@@ -11,6 +12,12 @@ void register_error_category(caf::actor_system_config& cfg) {
     if (context.match_elements<std::string>()) text += ": " + context.get_as<std::string>(0);
     return text;
   });
+}
+
+std::string error_text(caf::actor_system& sys, const caf::error& e) {
+  if (e.category() == error_category && e.context().match_elements<std::string>())
+    return e.context().get_as<std::string>(0);
+  return sys.render(e);
 }
 
 }  // namespace vlcache::actors

@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 
-namespace caf { class actor_system_config; }
+namespace caf { class actor_system_config; class actor_system; }
 
 namespace vlcache::actors {
 
@@ -21,5 +21,8 @@ inline constexpr caf::atom_value error_category = caf::atom("vlcache");
 
 /// Registers the "vlcache" category so errors render as text in logs.
 void register_error_category(caf::actor_system_config& cfg);
+
+/// The message of a vlcache error as core/ wrote it; other errors rendered by CAF.
+[[nodiscard]] std::string error_text(caf::actor_system& sys, const caf::error& e);
 
 }  // namespace vlcache::actors

@@ -105,6 +105,7 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
         if (self->state.encoder) self->state.encoder->end_stream(stream);
         else self->send(self->state.remote, end_stream_atom::value, stream);
         self->state.drift->end_stream(stream);
+        self->send(self->state.next, end_stream_atom::value, stream);  // after the stream's last frame
       },
   };
 }

@@ -3,6 +3,8 @@
 #include <caf/all.hpp>
 #include <cmath>
 
+#include "actors/actor_error.hpp"
+
 namespace vlcache::actors {
 namespace {
 double ms(steady::time_point a, steady::time_point b) {
@@ -10,8 +12,11 @@ double ms(steady::time_point a, steady::time_point b) {
 }
 }  // namespace
 
-caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks) {
+caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks,
+                               answer_routing routing) {
   self->state.sinks = std::move(sinks);
+  self->state.answerer = std::move(routing.answerer);
+  self->state.policy = std::make_unique<answer_policy>(routing.policy);
   return {
       [self](const encoded_frame& f) {
         auto& s = self->state;
@@ -47,6 +52,12 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
         s.report.stage_ms["encode"].push_back(r.encode_ms);
         s.report.stage_ms["end_to_end"].push_back(r.total_ms);
         ++s.report.frames;
+        if (s.answerer) {
+          answer_job job{tag, f.features, f.full ? 1.0 : static_cast<double>(f.computed) / std::max(1, r.tokens),
+                         r.encode_ms, f.job.read_at, {}};
+          if (s.policy->due(tag.stream, job.changed_share)) self->send(s.answerer, job);
+          s.latest[tag.stream_name] = std::move(job);
+        }
         // The credit goes back once every sink has written the frame, so a
         // slow sink holds its camera back instead of growing a queue.
         auto source = f.job.source;
@@ -68,6 +79,27 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
                     *failed = true;
                     if (--*waiting == 0) self->send(source, done_atom::value, seq, frame_outcome::failed);
                   });
+      },
+      [self](ask_atom, const std::string& stream, const std::string& question) -> caf::result<caf::message> {
+        auto& s = self->state;
+        if (!s.answerer) return to_caf_error({errc::invalid_config, "this pipeline has no [llm] section"});
+        auto it = s.latest.find(stream);
+        if (it == s.latest.end()) {
+          std::string known;
+          for (const auto& [name, job] : s.latest) known += (known.empty() ? "" : ", ") + name;
+          return to_caf_error({errc::not_found, "no frame of stream '" + stream + "' yet (streams: " +
+                                                    (known.empty() ? "none" : known) + ")"});
+        }
+        answer_job job = it->second;
+        job.question = question;
+        return self->delegate(s.answerer, ask_atom::value, std::move(job));
+      },
+      [self](end_stream_atom, stream_id stream) {
+        auto& s = self->state;
+        for (auto it = s.latest.begin(); it != s.latest.end();)
+          it = it->second.tag.stream == stream ? s.latest.erase(it) : std::next(it);
+        s.policy->end_stream(stream);
+        if (s.answerer) self->send(s.answerer, end_stream_atom::value, stream);
       },
       [self](stats_atom) { return self->state.report; },
   };

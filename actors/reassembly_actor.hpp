@@ -3,18 +3,25 @@
 /// Reassembly: the last shared stage. Checks per-stream order, records
 /// stage latencies, hands each frame's token sequence (raster order,
 /// projected) to every sink, and returns the frame's credit to its source.
-/// (With the LLM issue, the answerer sits between this stage and the sinks.)
+/// With an answerer, it keeps each stream's latest frame, hands the frames
+/// the answer policy picks to the answerer, and routes on-demand questions
+/// about a stream's latest frame to it.
 ///
 /// Accepts:
 ///   encoded_frame              -> to every sink; once all have written it,
 ///                                 (done_atom, seq, encoded) to the frame's source
+///   ask_atom, stream name, question -> the answerer's answer_record for the
+///                                 stream's latest frame, or an error naming the stream
+///   end_stream_atom, stream_id -> forgets the stream (and tells the answerer)
 ///   stats_atom                 -> replies latency_report
 
 #include <caf/behavior.hpp>
 #include <caf/stateful_actor.hpp>
 #include <map>
 
+#include "actors/answerer_actor.hpp"
 #include "actors/frame_messages.hpp"
+#include "core/answer_policy.hpp"
 
 namespace vlcache::actors {
 
@@ -36,14 +43,24 @@ struct latency_report {
   std::uint64_t frames = 0;
 };
 
+/// The answer stage, when the pipeline has one.
+struct answer_routing {
+  caf::actor answerer;  ///< invalid: no language model
+  answer_policy_config policy;
+};
+
 struct reassembly_state {
   std::vector<caf::actor> sinks;
+  caf::actor answerer;
+  std::unique_ptr<answer_policy> policy;
+  std::map<std::string, answer_job> latest;  // by stream name, for on-demand questions
   std::map<stream_id, std::uint64_t> last_seq;
   latency_report report;
   static inline const char* name = "reassembly";
 };
 
-caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks);
+caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks,
+                               answer_routing routing);
 
 }  // namespace vlcache::actors
 

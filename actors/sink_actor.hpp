@@ -1,11 +1,12 @@
 #pragma once
 /// \file
-/// A sink: writes one JSON line per encoded frame to its line sink (console
-/// or JSON-lines file). Until the LLM lands, a line reports the projected
-/// token sequence (count, width, mean norm) and the cache work, nothing more.
+/// A sink: writes one JSON line per encoded frame ("kind": "frame": the
+/// token sequence's size and the cache work) and one per answer ("kind":
+/// "answer") to its line sink (console, JSON-lines file or ZeroMQ PUB).
 ///
 /// Accepts:
-///   frame_record  -> one line; an empty reply once written
+///   frame_record   -> one line; an empty reply once written
+///   answer_record  -> one line
 
 #include <caf/behavior.hpp>
 #include <caf/stateful_actor.hpp>
@@ -24,5 +25,6 @@ caf::behavior sink_actor(caf::stateful_actor<sink_state>* self, std::shared_ptr<
 
 /// The JSON object of one record (also the schema of the ZeroMQ sink later).
 [[nodiscard]] std::string to_json_line(const frame_record& r);
+[[nodiscard]] std::string to_json_line(const answer_record& r);
 
 }  // namespace vlcache::actors

@@ -8,6 +8,7 @@
 #include "app/camera_command.hpp"
 #include "app/encode_command.hpp"
 #include "app/scan_command.hpp"
+#include "connectors/request_endpoint.hpp"
 #include "connectors/zmq_listener.hpp"
 #include "graph/encoder_node.hpp"
 #include "graph/pipeline_runner.hpp"
@@ -48,6 +49,13 @@ int main(int argc, char** argv) {
   listen->add_option("--stream", listen_opts.stream, "Only this stream (topic prefix)");
   listen->add_option("--count", listen_opts.count, "Exit after N lines (0: never)")->default_val(0);
   listen->add_option("--timeout-s", listen_opts.timeout_s, "Fail if the count is not reached in time (0: never)")->default_val(0.0);
+  std::string request_endpoint, request_stream, request_question;
+  double request_timeout = 120;
+  auto* request = app.add_subcommand("request", "Ask a running pipeline about a stream's latest frame");
+  request->add_option("endpoint", request_endpoint, "tcp://HOST:PORT of [llm].request_endpoint")->required();
+  request->add_option("--stream", request_stream, "Camera (stream) name")->required();
+  request->add_option("--question", request_question, "The question")->required();
+  request->add_option("--timeout-s", request_timeout, "Give up after this long")->default_val(120.0);
   auto* bench = app.add_subcommand("bench", "Benchmarks on real video (programs, not tests)");
   bench->require_subcommand(1);
   vlcache::app::bench_encoder_options bench_encoder;
@@ -57,6 +65,15 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (app.got_subcommand("scan")) return vlcache::app::run_scan(scan);
   if (app.got_subcommand("ask")) return vlcache::app::run_ask(ask);
+  if (request->parsed()) {
+    auto reply = vlcache::connectors::ask_endpoint(request_endpoint, request_stream, request_question, request_timeout);
+    if (!reply) {
+      std::fprintf(stderr, "error: %s\n", reply.err().message.c_str());
+      return 1;
+    }
+    std::printf("%s\n", reply->c_str());
+    return reply->rfind("{\"error\"", 0) == 0 ? 1 : 0;
+  }
   if (run->parsed()) {
     const auto r = vlcache::graph::load_pipeline(run_file);
     for (const auto& e : r.errors) std::fprintf(stderr, "%s: %s\n", run_file.c_str(), e.c_str());

@@ -12,6 +12,7 @@
 #include <caf/io/all.hpp>
 
 #include "actors/actor_error.hpp"
+#include "actors/answerer_actor.hpp"
 #include "actors/cache_shard_actor.hpp"
 #include "actors/encoder_actor.hpp"
 #include "actors/hasher_actor.hpp"
@@ -20,6 +21,7 @@
 #include "actors/reassembly_actor.hpp"
 #include "actors/sink_actor.hpp"
 #include "actors/source_actor.hpp"
+#include "connectors/request_endpoint.hpp"
 #include "core/statistics.hpp"
 
 namespace vlcache::graph {
@@ -57,6 +59,24 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
       std::printf("NOTICE: %s -- tokens come from RANDOM weights and mean nothing\n", encoder->description().c_str());
     else
       std::printf("encoder: %s\n", encoder->description().c_str());
+  }
+
+  std::shared_ptr<answerer> llm;
+  if (spec.llm.enabled) {
+    const std::string model = spec.llm.model.empty() ? spec.encoder.model : spec.llm.model;
+    auto loaded = answerer::load(model, spec.llm.tokenizer, spec.llm.options, spec.llm.answer);
+    if (!loaded) {
+      std::fprintf(stderr, "error: [llm]: %s\n", loaded.err().message.c_str());
+      return 1;
+    }
+    llm = std::move(*loaded);
+    if (encoder && encoder->config().output_dim() != llm->model().config().hidden_size) {
+      std::fprintf(stderr, "error: [llm].model: the language model is %d wide but the encoder's tokens are %d wide\n",
+                   llm->model().config().hidden_size, encoder->config().output_dim());
+      return 1;
+    }
+    std::printf("%s%s\n", llm->model().random_weights() ? "NOTICE: answers come from RANDOM weights: " : "llm: ",
+                llm->model().description().c_str());
   }
 
   std::vector<std::shared_ptr<connectors::line_sink>> outputs;
@@ -112,7 +132,34 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
 
   std::vector<caf::actor> sinks;
   for (auto& out : outputs) sinks.push_back(sys.spawn(actors::sink_actor, out));
-  auto reassembly = sys.spawn(actors::reassembly_actor, sinks);
+  actors::answer_routing routing;
+  if (llm) {
+    // The answerer computes for seconds per message: its own thread.
+    routing.answerer = sys.spawn<caf::detached>(actors::answerer_actor, llm,
+                                                actors::answerer_settings{spec.llm.question, 16}, sinks);
+    routing.policy = spec.llm.policy;
+  }
+  auto reassembly = sys.spawn(actors::reassembly_actor, sinks, routing);
+  std::unique_ptr<connectors::request_server> requests;
+  if (llm && !spec.llm.request_endpoint.empty()) {
+    auto server = connectors::request_server::start(
+        spec.llm.request_endpoint, [&sys, reassembly](const std::string& stream, const std::string& question) {
+          caf::scoped_actor asker{sys};
+          std::string reply;
+          asker->request(reassembly, std::chrono::minutes(10), actors::ask_atom::value, stream, question)
+              .receive([&](const actors::answer_record& r) { reply = actors::to_json_line(r); },
+                       [&](const caf::error& e) {
+                         reply = nlohmann::json{{"error", actors::error_text(sys, e)}}.dump();
+                       });
+          return reply;
+        });
+    if (!server) {
+      std::fprintf(stderr, "error: [llm].request_endpoint: %s\n", server.err().message.c_str());
+      return 1;
+    }
+    requests = std::move(*server);
+    std::printf("llm: questions on demand at %s\n", spec.llm.request_endpoint.c_str());
+  }
 
   // Shards own bands of whole patch rows.
   const auto& grid = spec.cache.grid;
@@ -160,6 +207,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   };
   watch(enc, "encoder");
   watch(reassembly, "reassembly");
+  if (routing.answerer) watch(routing.answerer, "answerer");
   for (std::size_t i = 0; i < shards.size(); ++i) watch(shards[i], "cache shard " + std::to_string(i));
   for (std::size_t i = 0; i < sinks.size(); ++i) watch(sinks[i], "sink " + std::to_string(i));
   for (std::size_t i = 0; i < hashers.size(); ++i)
@@ -342,6 +390,27 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
               100 * (1 - total_share));
   std::printf("  stages alone: decode+preprocess %.1f frames/s, encoder %.1f frames/s; pipeline %.1f frames/s = %.2fx the slowest\n",
               decode_fps, encoder_fps, throughput, slowest < 1e30 ? throughput / slowest : 0.0);
+  if (routing.answerer) {
+    // Answers still being computed are waited for, so the summary counts them.
+    actors::answerer_counters ac;
+    runner->request(routing.answerer, std::chrono::minutes(10), actors::stats_atom::value)
+        .receive([&](const actors::answerer_counters& c) { ac = c; }, [](const caf::error&) {});
+    summary["answers"] = {{"answered", ac.answered},
+                          {"on_demand", ac.on_demand},
+                          {"superseded", ac.superseded},
+                          {"failed", ac.failed},
+                          {"per_stream", ac.per_stream},
+                          {"prefill_ms_p50", quantile(ac.prefill_ms, 0.5)},
+                          {"decode_ms_p50", quantile(ac.decode_ms, 0.5)},
+                          {"total_ms_p50", quantile(ac.total_ms, 0.5)},
+                          {"last_error", ac.last_error}};
+    if (requests) summary["answers"]["requests"] = {{"served", requests->served()}, {"rejected", requests->rejected()}};
+    std::printf("  answers %llu (%llu on demand, %llu superseded by newer frames, %llu failed); prefill p50 %.1f ms, "
+                "decode p50 %.1f ms, frame-to-answer p50 %.1f ms\n",
+                static_cast<unsigned long long>(ac.answered), static_cast<unsigned long long>(ac.on_demand),
+                static_cast<unsigned long long>(ac.superseded), static_cast<unsigned long long>(ac.failed),
+                quantile(ac.prefill_ms, 0.5), quantile(ac.decode_ms, 0.5), quantile(ac.total_ms, 0.5));
+  }
   summary["accounted"] = balanced;
   std::printf("  throughput %.2f frames/s, %llu out of order, every frame accounted: %s\n",
               seconds > 0 ? total_encoded / seconds : 0.0, static_cast<unsigned long long>(report.out_of_order),
@@ -353,7 +422,9 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   }
   for (auto& s : sources) runner->send_exit(s, caf::exit_reason::user_shutdown);
   runner->send_exit(enc, caf::exit_reason::user_shutdown);
+  requests.reset();
   runner->send_exit(reassembly, caf::exit_reason::user_shutdown);
+  if (routing.answerer) runner->send_exit(routing.answerer, caf::exit_reason::user_shutdown);
   for (auto& s : shards) runner->send_exit(s, caf::exit_reason::user_shutdown);
   for (auto& s : sinks) runner->send_exit(s, caf::exit_reason::user_shutdown);
   for (auto& h : hashers) runner->send_exit(h, caf::exit_reason::user_shutdown);

@@ -56,6 +56,35 @@ void read_encoder(table_reader& r, encoder_spec& e) {
   e.batch_timeout_ms = r.number("batch_timeout_ms", 0.0, 60000.0).value_or(e.batch_timeout_ms);
 }
 
+void read_llm(table_reader& r, llm_spec& l) {
+  l.enabled = r.boolean("enabled").value_or(true);
+  l.model = r.string("model").value_or("");
+  l.tokenizer = r.string("tokenizer").value_or("");
+  l.question = r.string("question").value_or(l.question);
+  auto& a = l.answer;
+  a.prompt_template = r.string("template").value_or(a.prompt_template);
+  if (a.prompt_template.find("{question}") == std::string::npos)
+    r.fail("template", "'" + a.prompt_template + "' has no {question}");
+  a.sampling.max_new_tokens = static_cast<int>(r.integer("max_new_tokens", 1, 1 << 16).value_or(32));
+  a.sampling.temperature = r.number("temperature", 0.0, 100.0).value_or(0.0);
+  a.sampling.top_p = r.number("top_p", 0.0, 1.0).value_or(1.0);
+  a.sampling.seed = static_cast<std::uint64_t>(r.integer("seed", 0, 1ll << 62).value_or(0));
+  a.reuse.enabled = r.boolean("kv_reuse").value_or(true);
+  a.reuse.recompute_first = static_cast<int>(r.integer("recompute_first", 0, 1 << 20).value_or(a.reuse.recompute_first));
+  a.reuse.recompute_deviation = static_cast<int>(r.integer("recompute_deviation", 0, 1 << 20).value_or(0));
+  a.reuse.change_tolerance = r.number("change_tolerance", 0.0, 1e6).value_or(0.0);
+  a.reuse.full_every = static_cast<int>(r.integer("full_every", 0, 1 << 30).value_or(0));
+  l.policy.every_n_frames = static_cast<int>(r.integer("every_n_frames", 0, 1 << 30).value_or(l.policy.every_n_frames));
+  l.policy.change_threshold = r.number("change_threshold", 0.0, 1.0).value_or(0.0);
+  l.policy.first_frame = r.boolean("first_frame").value_or(true);
+  l.request_endpoint = r.string("request_endpoint").value_or("");
+  if (!l.request_endpoint.empty() && l.request_endpoint.find("://") == std::string::npos)
+    r.fail("request_endpoint", "'" + l.request_endpoint + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");
+  l.options.device = r.string("device").value_or("cpu");
+  l.options.dtype = r.string("dtype").value_or("f32");
+  l.options.threads = static_cast<int>(r.integer("threads", 0, 1024).value_or(0));
+}
+
 camera_spec read_camera(table_reader& r, std::size_t index) {
   camera_spec c;
   c.name = r.string("name").value_or("camera" + std::to_string(index));
@@ -145,6 +174,22 @@ std::vector<std::string> validate(const pipeline_spec& s) {
   else if (s.encoder.options.device == "cpu" && s.encoder.options.dtype != "f32")
     errors.push_back("[encoder].dtype: '" + s.encoder.options.dtype + "' is not supported on cpu (use f32)");
   if (auto st = s.drift.validate(); !st) errors.push_back("[drift]: " + st.err().message);
+  if (s.llm.enabled) {
+    const std::string lm = s.llm.model.empty() ? m : s.llm.model;
+    const bool folder = std::filesystem::exists(std::filesystem::path(lm) / "config.json");
+    if (!folder && !is_preset_name(lm))
+      errors.push_back("[llm].model: '" + lm + "' is neither a preset (tiny, vit-b16, clip-vit-l14-336) nor a folder with config.json");
+    if (!s.llm.tokenizer.empty() && !std::filesystem::exists(s.llm.tokenizer))
+      errors.push_back("[llm].tokenizer: file '" + s.llm.tokenizer + "' does not exist");
+    else if (s.llm.tokenizer.empty() && !folder)
+      errors.push_back("[llm].tokenizer: missing (preset '" + lm + "' has no tokenizer.model)");
+    else if (s.llm.tokenizer.empty() && !std::filesystem::exists(std::filesystem::path(lm) / "tokenizer.model"))
+      errors.push_back("[llm].tokenizer: missing, and '" + lm + "' has no tokenizer.model");
+    if (is_preset_name(lm) && is_preset_name(m) && lm != m)
+      errors.push_back("[llm].model: preset '" + lm + "' does not take the tokens of encoder preset '" + m +
+                       "' (their widths differ; use the same preset name)");
+    if (auto st = s.llm.policy.validate(); !st) errors.push_back("[llm]: " + st.err().message);
+  }
   if (s.flow.shards > s.cache.grid.count())
     errors.push_back("[pipeline].shards: " + std::to_string(s.flow.shards) + " shards for " +
                      std::to_string(s.cache.grid.count()) + " patches");
@@ -166,6 +211,11 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   table_reader e(top.table("encoder"), "encoder", out.errors);
   read_encoder(e, out.spec.encoder);
   e.reject_unknown_keys();
+  if (const toml::table* t = top.table("llm")) {
+    table_reader r(t, "llm", out.errors);
+    read_llm(r, out.spec.llm);
+    r.reject_unknown_keys();
+  }
   if (const toml::table* t = top.table("ingest")) {
     table_reader r(t, "ingest", out.errors);
     auto& in = out.spec.ingest;

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/answer_policy.hpp"
+#include "core/answerer.hpp"
 #include "core/drift_policy.hpp"
 #include "core/vision_encoder.hpp"
 #include "graph/cache_spec.hpp"
@@ -58,6 +60,18 @@ struct ingest_spec {
   bool stop_when_idle = false;  ///< end the run once every stream seen has closed
 };
 
+/// The language model that answers questions about the frames.
+struct llm_spec {
+  bool enabled = false;
+  std::string model;      ///< preset or LLaVA folder; empty: [encoder].model
+  std::string tokenizer;  ///< sentencepiece model; empty: the folder's tokenizer.model
+  std::string question = "What is happening in this frame?";
+  answer_options answer;  ///< template, sampling, KV reuse
+  answer_policy_config policy{10, 0.0, true};
+  std::string request_endpoint;  ///< tcp://HOST:PORT: a REP socket for on-demand questions
+  llm_options options;
+};
+
 struct pipeline_spec {
   std::string name = "pipeline";
   std::vector<camera_spec> cameras;
@@ -65,6 +79,7 @@ struct pipeline_spec {
   cache_spec cache;
   drift_config drift;
   encoder_spec encoder;
+  llm_spec llm;
   flow_spec flow;
   std::vector<sink_spec> sinks;
 };

@@ -1,0 +1,111 @@
+#include "actors/answerer_actor.hpp"
+
+#include <caf/all.hpp>
+
+#include "actors/actor_error.hpp"
+
+namespace vlcache::actors {
+namespace {
+
+double ms(steady::time_point a, steady::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+
+expected<answer_record> run(answerer_state& s, const answer_job& job, bool on_demand) {
+  auto a = s.llm->ask(job.tag.stream, job.features, job.question.empty() ? s.settings.question : job.question);
+  if (!a) return a.err();
+  answer_record r;
+  r.tag = job.tag;
+  r.result = std::move(*a);
+  r.on_demand = on_demand;
+  r.encode_ms = job.encode_ms;
+  r.total_ms = ms(job.read_at, steady::now());
+  r.kv_bytes = s.llm->kv_bytes(job.tag.stream);
+  return r;
+}
+
+void account(answerer_state& s, const answer_record& r) {
+  ++s.counters.answered;
+  s.counters.on_demand += r.on_demand;
+  s.counters.prefill_ms.push_back(r.result.prefill_ms);
+  s.counters.decode_ms.push_back(r.result.decode_ms);
+  s.counters.total_ms.push_back(r.total_ms);
+  ++s.counters.per_stream[r.tag.stream_name];
+}
+
+void schedule(caf::stateful_actor<answerer_state>* self) {
+  auto& s = self->state;
+  if (s.scheduled || (s.pending.empty() && s.on_demand.empty())) return;
+  s.scheduled = true;
+  self->send(self, work_atom::value);
+}
+
+}  // namespace
+
+caf::behavior answerer_actor(caf::stateful_actor<answerer_state>* self, std::shared_ptr<answerer> llm,
+                             answerer_settings settings, std::vector<caf::actor> sinks) {
+  self->state.llm = std::move(llm);
+  self->state.settings = std::move(settings);
+  self->state.sinks = std::move(sinks);
+  return {
+      [self](answer_job& job) {
+        auto& s = self->state;
+        auto [it, fresh] = s.pending.try_emplace(job.tag.stream);
+        if (!fresh) ++s.counters.superseded;
+        it->second = std::move(job);
+        schedule(self);
+      },
+      [self](ask_atom, answer_job& job) -> caf::result<answer_record> {
+        auto& s = self->state;
+        if (static_cast<int>(s.on_demand.size()) >= s.settings.max_on_demand)
+          return to_caf_error({errc::capacity, "the answerer has " + std::to_string(s.on_demand.size()) +
+                                                   " questions waiting; ask again later"});
+        auto rp = self->make_response_promise();
+        s.on_demand.emplace_back(std::move(job), rp);
+        schedule(self);
+        return rp;
+      },
+      [self](work_atom) {
+        auto& s = self->state;
+        s.scheduled = false;
+        // Questions asked by a person go first; then the stream waiting longest.
+        if (!s.on_demand.empty()) {
+          auto [job, rp] = std::move(s.on_demand.front());
+          s.on_demand.pop_front();
+          auto r = run(s, job, true);
+          if (r) {
+            account(s, *r);
+            for (const auto& sink : s.sinks) self->send(sink, *r);
+            rp.deliver(*r);
+          } else {
+            ++s.counters.failed;
+            s.counters.last_error = r.err().message;
+            rp.deliver(to_caf_error(r.err()));
+          }
+        } else if (!s.pending.empty()) {
+          auto oldest = s.pending.begin();
+          for (auto it = s.pending.begin(); it != s.pending.end(); ++it)
+            if (it->second.read_at < oldest->second.read_at) oldest = it;
+          answer_job job = std::move(oldest->second);
+          s.pending.erase(oldest);
+          auto r = run(s, job, false);
+          if (r) {
+            account(s, *r);
+            for (const auto& sink : s.sinks) self->send(sink, *r);
+          } else {
+            // This frame's answer fails alone; the stream goes on.
+            ++s.counters.failed;
+            s.counters.last_error = r.err().message;
+            caf::aout(self) << "answerer: " << job.tag.stream_name << " frame " << job.tag.seq << ": "
+                            << r.err().message << "\n";
+          }
+        }
+        schedule(self);
+      },
+      [self](end_stream_atom, stream_id stream) {
+        self->state.pending.erase(stream);
+        self->state.llm->end_stream(stream);
+      },
+      [self](stats_atom) { return self->state.counters; },
+  };
+}
+
+}  // namespace vlcache::actors

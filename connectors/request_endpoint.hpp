@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// On-demand questions over ZeroMQ REQ/REP. A request is the JSON object
+/// {"stream": NAME, "question": TEXT}; the reply is the answer's JSON line
+/// (as the sinks publish it) or {"error": "..."} naming what was wrong.
+/// The server runs its own thread; a bad request is answered with an error
+/// and counted, and the server goes on.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "core/error.hpp"
+
+namespace vlcache::connectors {
+
+class request_server {
+ public:
+  /// Returns the reply text (JSON) for a well-formed request.
+  using handler = std::function<std::string(const std::string& stream, const std::string& question)>;
+
+  /// Binds `endpoint` (tcp://HOST:PORT) before returning.
+  [[nodiscard]] static expected<std::unique_ptr<request_server>> start(const std::string& endpoint, handler h);
+  ~request_server();
+
+  [[nodiscard]] std::uint64_t served() const noexcept { return served_; }
+  [[nodiscard]] std::uint64_t rejected() const noexcept { return rejected_; }
+
+ private:
+  request_server() = default;
+  void serve(void* socket);
+  handler handler_;
+  std::shared_ptr<void> context_, socket_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> served_{0}, rejected_{0};
+};
+
+/// One question to a pipeline's request endpoint; the reply text, or an
+/// error naming the endpoint when nothing came back within `timeout_s`.
+[[nodiscard]] expected<std::string> ask_endpoint(const std::string& endpoint, const std::string& stream,
+                                                 const std::string& question, double timeout_s);
+
+}  // namespace vlcache::connectors
