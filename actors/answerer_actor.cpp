@@ -104,7 +104,11 @@ caf::behavior answerer_actor(caf::stateful_actor<answerer_state>* self, std::sha
         self->state.pending.erase(stream);
         self->state.llm->end_stream(stream);
       },
-      [self](stats_atom) { return self->state.counters; },
+      [self](stats_atom) {
+        auto c = self->state.counters;
+        c.pending = self->state.pending.size() + self->state.on_demand.size();
+        return c;
+      },
   };
 }
 

@@ -48,6 +48,7 @@ struct answer_record {
 
 struct answerer_counters {
   std::uint64_t answered = 0, on_demand = 0, superseded = 0, failed = 0;
+  std::uint64_t pending = 0;  ///< frames and questions waiting now
   std::vector<double> prefill_ms, decode_ms, total_ms;
   std::map<std::string, std::uint64_t> per_stream;
   std::string last_error;

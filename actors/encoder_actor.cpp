@@ -51,7 +51,8 @@ void flush(caf::stateful_actor<encoder_state>* self) {
     auto& ps = s.per_stream[job.tag.stream];
     ++ps.first;
     ps.second += computed;
-    self->send(s.next, encoded_frame{std::move(job), r.features, r.computed, r.full, now});
+    auto positions = std::make_shared<const std::vector<int>>(std::move(plan.positions));
+    self->send(s.next, encoded_frame{std::move(job), r.features, std::move(positions), r.computed, r.full, now});
   }
   if (!results) caf::aout(self) << "encoder: batch failed: " << results.err().message << "\n";
   ++s.batches;
@@ -99,7 +100,10 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
       },
       [self](stats_atom) {
         const auto& s = self->state;
-        return encoder_counters{s.batches, s.frames, s.tokens, s.busy_seconds, s.num_patches, s.per_stream};
+        encoder_counters c{s.batches, s.frames, s.tokens, s.busy_seconds, s.num_patches, s.per_stream, {}};
+        if (s.encoder)
+          for (const auto& [stream, counts] : s.per_stream) c.store_bytes[stream] = s.encoder->store_bytes(stream);
+        return c;
       },
       [self](end_stream_atom, stream_id stream) {
         if (self->state.encoder) self->state.encoder->end_stream(stream);

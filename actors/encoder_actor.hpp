@@ -52,6 +52,7 @@ struct encoder_counters {
   double busy_seconds = 0;
   int tokens_per_frame = 0;
   std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> per_stream;  ///< frames, tokens computed
+  std::map<stream_id, std::uint64_t> store_bytes;  ///< token store per stream (in-process encoder only)
 };
 
 /// The model runs in-process (`encoder`), or on a remote node (`remote`,

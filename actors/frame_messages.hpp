@@ -80,6 +80,7 @@ struct invalidate_positions {
 struct encoded_frame {
   frame_job job;
   tensor_handle features;
+  std::shared_ptr<const std::vector<int>> positions;  ///< patches recomputed (all of them when full)
   int computed = 0;
   bool full = false;
   steady::time_point encoded_at;

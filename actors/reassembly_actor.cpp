@@ -13,10 +13,11 @@ double ms(steady::time_point a, steady::time_point b) {
 }  // namespace
 
 caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks,
-                               answer_routing routing) {
+                               reassembly_links links) {
   self->state.sinks = std::move(sinks);
-  self->state.answerer = std::move(routing.answerer);
-  self->state.policy = std::make_unique<answer_policy>(routing.policy);
+  self->state.answerer = std::move(links.answerer);
+  self->state.policy = std::make_unique<answer_policy>(links.policy);
+  self->state.view = std::move(links.view);
   return {
       [self](const encoded_frame& f) {
         auto& s = self->state;
@@ -52,6 +53,11 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
         s.report.stage_ms["encode"].push_back(r.encode_ms);
         s.report.stage_ms["end_to_end"].push_back(r.total_ms);
         ++s.report.frames;
+        if (s.view) {
+          // The grid side is the view's to fill in: it knows the pipeline's [input].
+          s.view(connectors::view_frame{tag.stream_name, tag.seq, tag.capture_ms, 0, f.computed, f.full, f.positions,
+                                        f.job.image});
+        }
         if (s.answerer) {
           answer_job job{tag, f.features, f.full ? 1.0 : static_cast<double>(f.computed) / std::max(1, r.tokens),
                          r.encode_ms, f.job.read_at, {}};

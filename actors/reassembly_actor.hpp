@@ -17,10 +17,12 @@
 
 #include <caf/behavior.hpp>
 #include <caf/stateful_actor.hpp>
+#include <functional>
 #include <map>
 
 #include "actors/answerer_actor.hpp"
 #include "actors/frame_messages.hpp"
+#include "connectors/live_view.hpp"
 #include "core/answer_policy.hpp"
 
 namespace vlcache::actors {
@@ -43,16 +45,19 @@ struct latency_report {
   std::uint64_t frames = 0;
 };
 
-/// The answer stage, when the pipeline has one.
-struct answer_routing {
+/// Where reassembly hands frames besides the sinks.
+struct reassembly_links {
   caf::actor answerer;  ///< invalid: no language model
   answer_policy_config policy;
+  /// The live view's tap (cheap: keeps a pointer at most a few times a second); empty: none.
+  std::function<void(connectors::view_frame)> view;
 };
 
 struct reassembly_state {
   std::vector<caf::actor> sinks;
   caf::actor answerer;
   std::unique_ptr<answer_policy> policy;
+  std::function<void(connectors::view_frame)> view;
   std::map<std::string, answer_job> latest;  // by stream name, for on-demand questions
   std::map<stream_id, std::uint64_t> last_seq;
   latency_report report;
@@ -60,7 +65,7 @@ struct reassembly_state {
 };
 
 caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks,
-                               answer_routing routing);
+                               reassembly_links links);
 
 }  // namespace vlcache::actors
 

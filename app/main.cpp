@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a pipeline defined in TOML");
   run->add_option("file", run_file, "Pipeline TOML")->required();
   run->add_option("--summary-json", run_opts.summary_json, "Write the run summary as JSON");
+  run->add_option("--http", run_opts.http, "HOST:PORT: serve the live view, /metrics and /healthz (or [view].http)");
+  run->add_option("--http-hold-s", run_opts.hold_s, "Keep serving this long after the run ends (or [view].hold_s)");
   vlcache::graph::encoder_node_options node_opts;
   std::string node_role = "encoder";
   auto* node = app.add_subcommand("node", "Serve a pipeline stage to other machines (CAF remote actor)");

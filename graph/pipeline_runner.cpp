@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include <caf/all.hpp>
@@ -22,7 +23,9 @@
 #include "actors/sink_actor.hpp"
 #include "actors/source_actor.hpp"
 #include "connectors/request_endpoint.hpp"
+#include "connectors/live_view.hpp"
 #include "core/statistics.hpp"
+#include "graph/pipeline_probe.hpp"
 
 namespace vlcache::graph {
 namespace {
@@ -97,6 +100,26 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   cfg.load<caf::io::middleman>();
   caf::actor_system sys{cfg};
   caf::scoped_actor runner{sys};
+  pipeline_probe probe(sys, spec.name);
+  std::shared_ptr<connectors::live_view> view;
+  const std::string http = options.http.empty() ? spec.view.http : options.http;
+  if (!http.empty()) {
+    const auto colon = http.rfind(':');
+    connectors::live_view_options vo;
+    vo.host = colon == std::string::npos ? http : http.substr(0, colon);
+    vo.port = colon == std::string::npos ? 0 : std::atoi(http.c_str() + colon + 1);
+    vo.max_view_fps = spec.view.max_view_fps;
+    auto started = connectors::live_view::start(
+        vo, spec.name, [&probe] { return to_prometheus(probe.collect()); },
+        [&probe] { return per_stream_json(probe.collect()); });
+    if (!started) {
+      std::fprintf(stderr, "error: --http / [view].http: %s\n", started.err().message.c_str());
+      return 1;
+    }
+    view = std::move(*started);
+    std::printf("view: live page at %s/ (metrics at /metrics)\n", view->address().c_str());
+    std::fflush(stdout);
+  }
 
   actors::encoder_backend backend;
   backend.local = encoder;
@@ -130,15 +153,21 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     backend.remote = *node;
   }
 
+  if (view) outputs.push_back(view);  // the view keeps the latest answers, as a sink
   std::vector<caf::actor> sinks;
   for (auto& out : outputs) sinks.push_back(sys.spawn(actors::sink_actor, out));
-  actors::answer_routing routing;
+  actors::reassembly_links routing;
   if (llm) {
     // The answerer computes for seconds per message: its own thread.
     routing.answerer = sys.spawn<caf::detached>(actors::answerer_actor, llm,
                                                 actors::answerer_settings{spec.llm.question, 16}, sinks);
     routing.policy = spec.llm.policy;
   }
+  if (view)
+    routing.view = [view, side = spec.cache.grid.side()](connectors::view_frame f) {
+      f.grid_side = side;
+      view->offer_frame(std::move(f));
+    };
   auto reassembly = sys.spawn(actors::reassembly_actor, sinks, routing);
   std::unique_ptr<connectors::request_server> requests;
   if (llm && !spec.llm.request_endpoint.empty()) {
@@ -198,6 +227,9 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     sources.push_back(sys.spawn(actors::source_actor, ss, hashers, shards, enc, caf::actor_cast<caf::actor>(runner)));
   }
 
+  probe.set_stages(enc, reassembly, routing.answerer);
+  for (const auto& s : sources) probe.add_source(s);
+
   // Supervision: a stage that dies stops the run with a clear message
   // instead of leaving it waiting for frames that will never come.
   std::map<caf::actor_addr, std::string> stage_names;
@@ -246,9 +278,13 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
                                      std::chrono::duration<double>(spec.flow.progress_seconds));
   while ((finished.size() < sources.size() || !ingest_done) && failed_stage.empty()) {
     runner->receive(
-        [&](actors::eos_atom, const actors::source_counters& c) { finished.push_back(c); },
+        [&](actors::eos_atom, const actors::source_counters& c) {
+          finished.push_back(c);
+          probe.source_finished(c);
+        },
         [&](actors::new_stream_atom, const caf::actor& source, const std::string& name) {
           sources.push_back(source);
+          probe.add_source(source);
           watch(source, "camera '" + name + "'");
           std::printf("ingest: new stream '%s'\n", name.c_str());
         },
@@ -392,9 +428,15 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
               decode_fps, encoder_fps, throughput, slowest < 1e30 ? throughput / slowest : 0.0);
   if (routing.answerer) {
     // Answers still being computed are waited for, so the summary counts them.
+    // Frames already due an answer are answered before the summary counts.
     actors::answerer_counters ac;
-    runner->request(routing.answerer, std::chrono::minutes(10), actors::stats_atom::value)
-        .receive([&](const actors::answerer_counters& c) { ac = c; }, [](const caf::error&) {});
+    const auto give_up = actors::steady::now() + std::chrono::minutes(5);
+    do {
+      ac.pending = 0;
+      runner->request(routing.answerer, std::chrono::minutes(10), actors::stats_atom::value)
+          .receive([&](const actors::answerer_counters& c) { ac = c; }, [](const caf::error&) {});
+      if (ac.pending > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    } while (ac.pending > 0 && actors::steady::now() < give_up);
     summary["answers"] = {{"answered", ac.answered},
                           {"on_demand", ac.on_demand},
                           {"superseded", ac.superseded},
@@ -419,6 +461,20 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     std::ofstream f(options.summary_json);
     if (!f) std::fprintf(stderr, "error: cannot write '%s'\n", options.summary_json.c_str());
     else f << summary.dump(2) << "\n";
+  }
+  if (view) {
+    const double hold = options.hold_s >= 0 ? options.hold_s : spec.view.hold_s;
+    if (hold > 0) {
+      std::printf("view: serving the final numbers for %.0f s more (Ctrl-C ends it)\n", hold);
+      std::fflush(stdout);
+      stop_requested = false;
+      old_int = std::signal(SIGINT, on_signal);
+      const auto until = actors::steady::now() + std::chrono::duration_cast<actors::steady::duration>(
+                                                     std::chrono::duration<double>(hold));
+      while (actors::steady::now() < until && !stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::signal(SIGINT, old_int);
+    }
+    view->stop();
   }
   for (auto& s : sources) runner->send_exit(s, caf::exit_reason::user_shutdown);
   runner->send_exit(enc, caf::exit_reason::user_shutdown);

@@ -14,6 +14,8 @@ namespace vlcache::graph {
 struct run_options {
   std::string summary_json;  ///< write the summary here as JSON
   bool progress = true;
+  std::string http;    ///< HOST:PORT for the live view and /metrics; overrides [view].http
+  double hold_s = -1;  ///< serve this long after the run; < 0: [view].hold_s
 };
 
 /// 0 on a clean run; 1 when the pipeline could not start or a frame went

@@ -174,6 +174,13 @@ std::vector<std::string> validate(const pipeline_spec& s) {
   else if (s.encoder.options.device == "cpu" && s.encoder.options.dtype != "f32")
     errors.push_back("[encoder].dtype: '" + s.encoder.options.dtype + "' is not supported on cpu (use f32)");
   if (auto st = s.drift.validate(); !st) errors.push_back("[drift]: " + st.err().message);
+  if (!s.view.http.empty()) {
+    const auto colon = s.view.http.rfind(':');
+    const std::string port = colon == std::string::npos ? "" : s.view.http.substr(colon + 1);
+    if (colon == std::string::npos || colon == 0 || port.empty() ||
+        port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 || std::stoi(port) > 65535)
+      errors.push_back("[view].http: '" + s.view.http + "' is not HOST:PORT");
+  }
   if (s.llm.enabled) {
     const std::string lm = s.llm.model.empty() ? m : s.llm.model;
     const bool folder = std::filesystem::exists(std::filesystem::path(lm) / "config.json");
@@ -211,6 +218,14 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   table_reader e(top.table("encoder"), "encoder", out.errors);
   read_encoder(e, out.spec.encoder);
   e.reject_unknown_keys();
+  if (const toml::table* t = top.table("view")) {
+    table_reader r(t, "view", out.errors);
+    auto& v = out.spec.view;
+    v.http = r.string("http").value_or("");
+    v.max_view_fps = r.number("max_fps", 0.1, 60.0).value_or(v.max_view_fps);
+    v.hold_s = r.number("hold_s", 0.0, 86400.0).value_or(0.0);
+    r.reject_unknown_keys();
+  }
   if (const toml::table* t = top.table("llm")) {
     table_reader r(t, "llm", out.errors);
     read_llm(r, out.spec.llm);

@@ -72,6 +72,13 @@ struct llm_spec {
   llm_options options;
 };
 
+/// The live web view and /metrics.
+struct view_spec {
+  std::string http;          ///< HOST:PORT; empty: no web server
+  double max_view_fps = 2.0; ///< frames per camera the view takes per second
+  double hold_s = 0.0;       ///< keep serving this long after the run ends (final numbers)
+};
+
 struct pipeline_spec {
   std::string name = "pipeline";
   std::vector<camera_spec> cameras;
@@ -80,6 +87,7 @@ struct pipeline_spec {
   drift_config drift;
   encoder_spec encoder;
   llm_spec llm;
+  view_spec view;
   flow_spec flow;
   std::vector<sink_spec> sinks;
 };

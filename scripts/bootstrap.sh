@@ -9,9 +9,11 @@ packages=(
   libcaf-dev libtorch-dev libopenblas0-openmp
   libopencv-dev opencv-doc
   cppzmq-dev libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
-  libsentencepiece-dev sentencepiece
+  libsentencepiece-dev sentencepiece libcpp-httplib-dev
   libgtest-dev libbenchmark-dev
   python3-torch python3-numpy python3-pil python3-zmq  # reference checks, Python example
+  python3-prometheus-client  # parses /metrics in the tests
+  chromium  # the live view's end-to-end test (headless)
 )
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -1,0 +1,188 @@
+#include "connectors/live_view.hpp"
+
+#include <httplib.h>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+namespace vlcache::connectors {
+namespace {
+
+long long now_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count();
+}
+
+/// The frame at twice its size with the recomputed patches tinted red and
+/// the patch grid drawn faintly.
+std::string render_jpeg(const view_frame& f) {
+  const int size = f.image->size;
+  cv::Mat rgb(size, size, CV_8UC3, const_cast<std::uint8_t*>(f.image->rgb.data()));
+  cv::Mat bgr;
+  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
+  const int scale = size < 320 ? 2 : 1;
+  cv::resize(bgr, bgr, cv::Size(size * scale, size * scale), 0, 0, cv::INTER_NEAREST);
+  const int side = std::max(1, f.grid_side);
+  const double cell = static_cast<double>(bgr.cols) / side;
+  cv::Mat tint = bgr.clone();
+  auto mark = [&](int p) {
+    const int r = p / side, c = p % side;
+    cv::rectangle(tint, cv::Point(static_cast<int>(c * cell), static_cast<int>(r * cell)),
+                  cv::Point(static_cast<int>((c + 1) * cell) - 1, static_cast<int>((r + 1) * cell) - 1),
+                  cv::Scalar(0, 0, 255), cv::FILLED);
+  };
+  if (f.full) {
+    for (int p = 0; p < side * side; ++p) mark(p);
+  } else if (f.positions) {
+    for (int p : *f.positions)
+      if (p >= 0 && p < side * side) mark(p);
+  }
+  cv::addWeighted(tint, 0.45, bgr, 0.55, 0.0, bgr);
+  for (int i = 1; i < side; ++i) {
+    const int x = static_cast<int>(i * cell);
+    cv::line(bgr, cv::Point(x, 0), cv::Point(x, bgr.rows - 1), cv::Scalar(90, 90, 90), 1);
+    cv::line(bgr, cv::Point(0, x), cv::Point(bgr.cols - 1, x), cv::Scalar(90, 90, 90), 1);
+  }
+  std::vector<std::uint8_t> out;
+  cv::imencode(".jpg", bgr, out, {cv::IMWRITE_JPEG_QUALITY, 85});
+  return std::string(out.begin(), out.end());
+}
+
+}  // namespace
+
+expected<std::unique_ptr<live_view>> live_view::start(const live_view_options& options, std::string title,
+                                                      metrics_fn metrics, counters_fn counters) {
+  std::unique_ptr<live_view> v(new live_view());
+  v->options_ = options;
+  v->title_ = std::move(title);
+  v->metrics_ = std::move(metrics);
+  v->counters_ = std::move(counters);
+  auto server = std::make_shared<httplib::Server>();
+  live_view* self = v.get();
+  server->Get("/", [self](const httplib::Request&, httplib::Response& res) {
+    self->watched();
+    res.set_content(live_view_page(), "text/html; charset=utf-8");
+  });
+  server->Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  server->Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
+    res.set_content(self->metrics_ ? self->metrics_() : std::string(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  server->Get("/api/state", [self](const httplib::Request&, httplib::Response& res) {
+    self->watched();
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(self->state_json().dump(), "application/json");
+  });
+  server->Get(R"(/frame/([^/]+)\.jpg)", [self](const httplib::Request& req, httplib::Response& res) {
+    self->watched();
+    std::string jpeg;
+    if (!self->frame_jpeg(req.matches[1], jpeg)) {
+      res.status = 404;
+      res.set_content("no frame of stream '" + std::string(req.matches[1]) + "' yet\n", "text/plain");
+      return;
+    }
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(jpeg, "image/jpeg");
+  });
+  if (!server->bind_to_port(options.host, options.port))
+    return error{errc::io_error, "cannot listen on http://" + options.host + ":" + std::to_string(options.port) +
+                                     " (in use, or not an address of this machine)"};
+  v->server_ = server;
+  v->thread_ = std::thread([server] { server->listen_after_bind(); });
+  return v;
+}
+
+live_view::~live_view() { stop(); }
+
+void live_view::stop() {
+  if (server_) static_cast<httplib::Server*>(server_.get())->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string live_view::address() const { return "http://" + options_.host + ":" + std::to_string(options_.port); }
+
+void live_view::watched() { last_watch_ms_ = now_ms(started_); }
+
+void live_view::offer_frame(view_frame frame) {
+  const auto now = std::chrono::steady_clock::now();
+  const long second = static_cast<long>(now_ms(started_) / 1000);
+  const bool watching = now_ms(started_) - last_watch_ms_.load() < static_cast<long long>(options_.watch_timeout_s * 1000);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& s = streams_[frame.stream];
+  const int total = frame.grid_side * frame.grid_side;
+  if (s.history.empty() || s.history.back().second != second) s.history.push_back({second, 0, 0, 0});
+  auto& b = s.history.back();
+  ++b.frames;
+  b.computed += static_cast<std::uint64_t>(frame.full ? total : frame.computed);
+  b.total += static_cast<std::uint64_t>(total);
+  while (!s.history.empty() && s.history.front().second < second - options_.history_s) s.history.pop_front();
+  s.last_seq = frame.seq;
+  s.last_capture_ms = frame.capture_ms;
+  const double gap = std::chrono::duration<double>(now - s.last_kept).count();
+  if (watching && frame.image && gap >= 1.0 / std::max(0.1, options_.max_view_fps)) {
+    s.latest = std::move(frame);
+    s.last_kept = now;
+    ++kept_;
+  } else if (!watching) {
+    s.latest.image.reset();  // nobody looks: hold no pixels
+  }
+}
+
+void live_view::write(const std::string& topic, const std::string& line) {
+  if (line.find("\"kind\":\"answer\"") == std::string::npos) return;
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& answers = streams_[topic].answers;
+  answers.push_front(std::move(j));
+  while (static_cast<int>(answers.size()) > options_.answers_kept) answers.pop_back();
+}
+
+nlohmann::json live_view::state_json() {
+  nlohmann::json counters = counters_ ? counters_() : nlohmann::json::object();
+  nlohmann::json out{{"title", title_}, {"uptime_s", now_ms(started_) / 1000.0}, {"streams", nlohmann::json::array()}};
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [name, s] : streams_) {
+    nlohmann::json series = nlohmann::json::array();
+    std::uint64_t frames = 0, computed = 0, total = 0;
+    for (const auto& b : s.history) {
+      series.push_back({b.second, b.total ? static_cast<double>(b.computed) / static_cast<double>(b.total) : 0.0});
+      frames += b.frames;
+      computed += b.computed;
+      total += b.total;
+    }
+    const double share = total ? static_cast<double>(computed) / static_cast<double>(total) : 0.0;
+    out["streams"].push_back({{"name", name},
+                              {"seq", s.last_seq},
+                              {"capture_ms", s.last_capture_ms},
+                              {"frame_seq", s.latest.image ? s.latest.seq : 0},
+                              {"has_frame", static_cast<bool>(s.latest.image)},
+                              {"computed_share", share},
+                              {"hit_rate", total ? 1.0 - share : 0.0},
+                              {"frames_in_history", frames},
+                              {"series", series},
+                              {"answers", nlohmann::json(std::vector<nlohmann::json>(s.answers.begin(), s.answers.end()))},
+                              {"counters", counters.contains(name) ? counters[name] : nlohmann::json::object()}});
+  }
+  return out;
+}
+
+bool live_view::frame_jpeg(const std::string& stream, std::string& out) {
+  view_frame f;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = streams_.find(stream);
+    if (it == streams_.end() || !it->second.latest.image) return false;
+    if (it->second.jpeg_seq == it->second.latest.seq && !it->second.jpeg.empty()) {
+      out = it->second.jpeg;
+      return true;
+    }
+    f = it->second.latest;
+  }
+  out = render_jpeg(f);  // outside the lock: the pipeline never waits for JPEG encoding
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& s = streams_[stream];
+  s.jpeg = out;
+  s.jpeg_seq = f.seq;
+  return true;
+}
+
+}  // namespace vlcache::connectors

@@ -1,0 +1,211 @@
+#include "graph/pipeline_probe.hpp"
+
+#include <caf/all.hpp>
+#include <cmath>
+#include <sstream>
+
+namespace vlcache::graph {
+
+pipeline_probe::pipeline_probe(caf::actor_system& sys, std::string pipeline) : sys_(sys), pipeline_(std::move(pipeline)) {}
+
+void pipeline_probe::set_stages(caf::actor encoder, caf::actor reassembly, caf::actor answerer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  encoder_ = std::move(encoder);
+  reassembly_ = std::move(reassembly);
+  answerer_ = std::move(answerer);
+}
+
+void pipeline_probe::add_source(const caf::actor& source) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  sources_.push_back(source);
+}
+
+void pipeline_probe::source_finished(const actors::source_counters& counters) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  finished_[counters.stream] = counters;
+}
+
+pipeline_snapshot pipeline_probe::collect(std::chrono::milliseconds timeout) {
+  std::vector<caf::actor> sources;
+  std::map<stream_id, actors::source_counters> finished;
+  caf::actor encoder, reassembly, answerer;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    sources = sources_;
+    finished = finished_;
+    encoder = encoder_;
+    reassembly = reassembly_;
+    answerer = answerer_;
+  }
+  pipeline_snapshot s;
+  s.pipeline = pipeline_;
+  s.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  caf::scoped_actor self{sys_};
+  std::map<stream_id, actors::source_counters> all = finished;
+  for (const auto& src : sources)
+    self->request(src, timeout, actors::stats_atom::value)
+        .receive(
+            [&](const actors::source_counters& c) {
+              if (!finished.count(c.stream)) all[c.stream] = c;
+            },
+            [](const caf::error&) {});
+  for (auto& [id, c] : all) s.sources.push_back(c);
+  if (encoder)
+    self->request(encoder, timeout, actors::stats_atom::value)
+        .receive([&](const actors::encoder_counters& c) { s.encoder = c; }, [](const caf::error&) {});
+  if (reassembly)
+    self->request(reassembly, timeout, actors::stats_atom::value)
+        .receive([&](const actors::latency_report& r) { s.latency = r; }, [](const caf::error&) {});
+  if (answerer)
+    self->request(answerer, timeout, actors::stats_atom::value)
+        .receive([&](const actors::answerer_counters& c) { s.answers = c; }, [](const caf::error&) {});
+  return s;
+}
+
+namespace {
+
+std::string label_value(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+const std::vector<double> latency_buckets_ms{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000};
+
+void histogram(std::ostringstream& o, const std::string& name, const std::string& label, const std::string& value,
+               const std::vector<double>& samples) {
+  double sum = 0;
+  for (double v : samples) sum += v;
+  for (double le : latency_buckets_ms) {
+    std::size_t n = 0;
+    for (double v : samples) n += v <= le;
+    o << name << "_bucket{" << label << "=\"" << value << "\",le=\"" << le << "\"} " << n << "\n";
+  }
+  o << name << "_bucket{" << label << "=\"" << value << "\",le=\"+Inf\"} " << samples.size() << "\n";
+  o << name << "_sum{" << label << "=\"" << value << "\"} " << sum << "\n";
+  o << name << "_count{" << label << "=\"" << value << "\"} " << samples.size() << "\n";
+}
+
+}  // namespace
+
+std::string to_prometheus(const pipeline_snapshot& s) {
+  std::ostringstream o;
+  o.precision(10);
+  auto family = [&](const char* name, const char* type, const char* help) {
+    o << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+  };
+  auto stream_of = [](const actors::source_counters& c) { return "stream=\"" + label_value(c.name) + "\""; };
+  family("vlcache_up", "gauge", "1 while the pipeline runs.");
+  o << "vlcache_up{pipeline=\"" << label_value(s.pipeline) << "\"} 1\n";
+  family("vlcache_uptime_seconds", "gauge", "Seconds since the pipeline started.");
+  o << "vlcache_uptime_seconds " << s.uptime_s << "\n";
+  family("vlcache_frames_read_total", "counter", "Frames read from each camera.");
+  for (const auto& c : s.sources) o << "vlcache_frames_read_total{" << stream_of(c) << "} " << c.read << "\n";
+  family("vlcache_frames_encoded_total", "counter", "Frames that left the encoder and reached every sink.");
+  for (const auto& c : s.sources) o << "vlcache_frames_encoded_total{" << stream_of(c) << "} " << c.encoded << "\n";
+  family("vlcache_frames_failed_total", "counter", "Frames whose encoding or sink write failed.");
+  for (const auto& c : s.sources) o << "vlcache_frames_failed_total{" << stream_of(c) << "} " << c.failed << "\n";
+  family("vlcache_frames_dropped_total", "counter", "Frames dropped, by reason.");
+  for (const auto& c : s.sources) {
+    o << "vlcache_frames_dropped_total{" << stream_of(c) << ",reason=\"queue_oldest\"} " << c.dropped_oldest << "\n";
+    o << "vlcache_frames_dropped_total{" << stream_of(c) << ",reason=\"no_credit_newest\"} " << c.dropped_newest << "\n";
+    o << "vlcache_frames_dropped_total{" << stream_of(c) << ",reason=\"lost_in_transit\"} " << c.lost_in_transit << "\n";
+  }
+  family("vlcache_frames_in_flight", "gauge", "Frames between decode and the sinks.");
+  for (const auto& c : s.sources) o << "vlcache_frames_in_flight{" << stream_of(c) << "} " << c.in_flight << "\n";
+  family("vlcache_frames_queued", "gauge", "Frames waiting for credit in a camera's queue.");
+  for (const auto& c : s.sources) o << "vlcache_frames_queued{" << stream_of(c) << "} " << c.queued << "\n";
+  // Each family's samples stay together, as the text format requires.
+  struct token_counts {
+    std::uint64_t computed = 0, total = 0, store = 0;
+  };
+  std::vector<token_counts> tokens;
+  for (const auto& c : s.sources) {
+    token_counts t;
+    auto it = s.encoder.per_stream.find(c.stream);
+    if (it != s.encoder.per_stream.end()) {
+      t.computed = it->second.second;
+      t.total = it->second.first * static_cast<std::uint64_t>(s.encoder.tokens_per_frame);
+    }
+    auto b = s.encoder.store_bytes.find(c.stream);
+    if (b != s.encoder.store_bytes.end()) t.store = b->second;
+    tokens.push_back(t);
+  }
+  family("vlcache_tokens_computed_total", "counter", "Patch tokens the vision encoder computed.");
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    o << "vlcache_tokens_computed_total{" << stream_of(s.sources[i]) << "} " << tokens[i].computed << "\n";
+  family("vlcache_tokens_total", "counter", "Patch tokens of the frames encoded (computed or reused).");
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    o << "vlcache_tokens_total{" << stream_of(s.sources[i]) << "} " << tokens[i].total << "\n";
+  family("vlcache_hit_rate", "gauge", "Share of patch tokens that came from the cache.");
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    o << "vlcache_hit_rate{" << stream_of(s.sources[i]) << "} "
+      << (tokens[i].total ? 1.0 - double(tokens[i].computed) / double(tokens[i].total) : 0.0) << "\n";
+  family("vlcache_token_store_bytes", "gauge", "Bytes of the stream's token store (K/V, tokens).");
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    o << "vlcache_token_store_bytes{" << stream_of(s.sources[i]) << "} " << tokens[i].store << "\n";
+  family("vlcache_encoder_batches_total", "counter", "Batches the encoder ran.");
+  o << "vlcache_encoder_batches_total " << s.encoder.batches << "\n";
+  family("vlcache_encoder_busy_seconds_total", "counter", "Seconds the encoder spent computing.");
+  o << "vlcache_encoder_busy_seconds_total " << s.encoder.busy_seconds << "\n";
+  family("vlcache_stage_latency_ms", "histogram", "Per-frame time in each stage, milliseconds.");
+  for (const auto& [stage, v] : s.latency.stage_ms) histogram(o, "vlcache_stage_latency_ms", "stage", stage, v);
+  family("vlcache_frames_out_of_order_total", "counter", "Frames that reached reassembly out of order.");
+  o << "vlcache_frames_out_of_order_total " << s.latency.out_of_order << "\n";
+  if (s.answers) {
+    const auto& a = *s.answers;
+    family("vlcache_answers_total", "counter", "Answers given, per stream.");
+    for (const auto& [stream, n] : a.per_stream)
+      o << "vlcache_answers_total{stream=\"" << label_value(stream) << "\"} " << n << "\n";
+    family("vlcache_answers_on_demand_total", "counter", "Answers to questions asked over the request endpoint.");
+    o << "vlcache_answers_on_demand_total " << a.on_demand << "\n";
+    family("vlcache_answers_superseded_total", "counter", "Frames due an answer replaced by a newer frame first.");
+    o << "vlcache_answers_superseded_total " << a.superseded << "\n";
+    family("vlcache_answers_failed_total", "counter", "Answers that failed (the stream went on).");
+    o << "vlcache_answers_failed_total " << a.failed << "\n";
+    family("vlcache_answers_pending", "gauge", "Frames and questions waiting for the language model.");
+    o << "vlcache_answers_pending " << a.pending << "\n";
+    family("vlcache_answer_latency_ms", "histogram", "Answer time by part, milliseconds.");
+    histogram(o, "vlcache_answer_latency_ms", "part", "prefill", a.prefill_ms);
+    histogram(o, "vlcache_answer_latency_ms", "part", "decode", a.decode_ms);
+    histogram(o, "vlcache_answer_latency_ms", "part", "frame_to_answer", a.total_ms);
+  }
+  return o.str();
+}
+
+nlohmann::json per_stream_json(const pipeline_snapshot& s) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& c : s.sources) {
+    auto it = s.encoder.per_stream.find(c.stream);
+    const std::uint64_t frames = it == s.encoder.per_stream.end() ? 0 : it->second.first;
+    const std::uint64_t computed = it == s.encoder.per_stream.end() ? 0 : it->second.second;
+    const double total = double(frames) * s.encoder.tokens_per_frame;
+    std::uint64_t answered = 0;
+    if (s.answers) {
+      auto a = s.answers->per_stream.find(c.name);
+      if (a != s.answers->per_stream.end()) answered = a->second;
+    }
+    out[c.name] = {{"read", c.read},
+                   {"encoded", c.encoded},
+                   {"failed", c.failed},
+                   {"dropped", c.dropped_oldest + c.dropped_newest},
+                   {"dropped_oldest", c.dropped_oldest},
+                   {"dropped_newest", c.dropped_newest},
+                   {"lost_in_transit", c.lost_in_transit},
+                   {"in_flight", c.in_flight},
+                   {"queued", c.queued},
+                   {"answered", answered},
+                   {"tokens_computed", computed},
+                   {"hit_rate", total > 0 ? 1.0 - double(computed) / total : 0.0}};
+  }
+  return out;
+}
+
+}  // namespace vlcache::graph

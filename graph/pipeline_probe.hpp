@@ -1,0 +1,63 @@
+#pragma once
+/// \file
+/// The live numbers of a running pipeline, gathered from its actors on
+/// request (from any thread: the HTTP server's, the runner's), and their two
+/// renderings: Prometheus text for /metrics and per-stream JSON for the live
+/// page. The run summary counts from the same snapshot, so a final scrape and
+/// the summary agree.
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <nlohmann/json.hpp>
+
+#include "actors/answerer_actor.hpp"
+#include "actors/encoder_actor.hpp"
+#include "actors/reassembly_actor.hpp"
+#include "actors/source_actor.hpp"
+
+namespace vlcache::graph {
+
+struct pipeline_snapshot {
+  std::string pipeline;
+  double uptime_s = 0;
+  std::vector<actors::source_counters> sources;  ///< by stream id
+  actors::encoder_counters encoder;
+  actors::latency_report latency;
+  std::optional<actors::answerer_counters> answers;
+};
+
+class pipeline_probe {
+ public:
+  pipeline_probe(caf::actor_system& sys, std::string pipeline);
+
+  void set_stages(caf::actor encoder, caf::actor reassembly, caf::actor answerer);
+  void add_source(const caf::actor& source);
+  /// A source that ended: its final counters stand for it from now on.
+  void source_finished(const actors::source_counters& counters);
+
+  /// Asks every live stage (each answer waited for at most `timeout`).
+  [[nodiscard]] pipeline_snapshot collect(std::chrono::milliseconds timeout = std::chrono::milliseconds(500));
+
+ private:
+  caf::actor_system& sys_;
+  std::string pipeline_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::mutex mutex_;
+  caf::actor encoder_, reassembly_, answerer_;
+  std::vector<caf::actor> sources_;
+  std::map<stream_id, actors::source_counters> finished_;
+};
+
+/// Prometheus text exposition format (version 0.0.4).
+[[nodiscard]] std::string to_prometheus(const pipeline_snapshot& s);
+/// {stream name: {read, encoded, dropped, failed, in_flight, answered, hit_rate, ...}}
+[[nodiscard]] nlohmann::json per_stream_json(const pipeline_snapshot& s);
+
+}  // namespace vlcache::graph
