@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <algorithm>
 
 #include "graph/pipeline_spec.hpp"
@@ -116,9 +118,54 @@ TEST(pipeline_spec, needs_a_camera_and_a_known_model) {
   EXPECT_TRUE(has(r, "[encoder].model: '/nonexistent/llava' is neither a preset")) << all(r);
 }
 
+const std::string tiny_head = "[encoder]\nmodel = \"tiny\"\n[input]\nimage_size = 32\npatch_size = 8\n"
+                              "[[camera]]\nsource = \"" + video + "\"\n";
+const std::string tokenizer = std::string(VLCACHE_FIXTURES) + "/llama_tiny/tokenizer.model";
+
+TEST(pipeline_spec, reads_the_llm_and_view_tables) {
+  auto r = parse_pipeline(tiny_head + "[llm]\ntokenizer = \"" + tokenizer +
+                              "\"\nquestion = \"Anyone at the door?\"\nmax_new_tokens = 7\nevery_n_frames = 3\n"
+                              "change_threshold = 0.4\nrecompute_first = 2\nfull_every = 9\n"
+                              "request_endpoint = \"tcp://127.0.0.1:5999\"\n[view]\nhttp = \"127.0.0.1:8088\"\nhold_s = 5\n",
+                          "t.toml");
+  ASSERT_TRUE(r.ok()) << all(r);
+  EXPECT_TRUE(r.spec.llm.enabled);
+  EXPECT_EQ(r.spec.llm.question, "Anyone at the door?");
+  EXPECT_EQ(r.spec.llm.answer.sampling.max_new_tokens, 7);
+  EXPECT_EQ(r.spec.llm.policy.every_n_frames, 3);
+  EXPECT_DOUBLE_EQ(r.spec.llm.policy.change_threshold, 0.4);
+  EXPECT_EQ(r.spec.llm.answer.reuse.recompute_first, 2);
+  EXPECT_EQ(r.spec.llm.answer.reuse.full_every, 9);
+  EXPECT_EQ(r.spec.view.http, "127.0.0.1:8088");
+  EXPECT_DOUBLE_EQ(r.spec.view.hold_s, 5.0);
+}
+
+TEST(pipeline_spec, llm_and_view_errors_name_their_keys) {
+  auto r = parse_pipeline(tiny_head + "[llm]\ntemplate = \"no slot\"\nevery_n_frames = -1\ntop_p = 2.0\n"
+                                      "request_endpoint = \"5999\"\nwhat = 1\n[view]\nhttp = \"nowhere\"\n",
+                          "t.toml");
+  EXPECT_TRUE(has(r, "[llm].template")) << all(r);
+  EXPECT_TRUE(has(r, "[llm].every_n_frames")) << all(r);
+  EXPECT_TRUE(has(r, "[llm].top_p")) << all(r);
+  EXPECT_TRUE(has(r, "[llm].request_endpoint")) << all(r);
+  EXPECT_TRUE(has(r, "[llm].what")) << all(r);
+  auto v = parse_pipeline(tiny_head + "[view]\nhttp = \"nowhere\"\n[llm]\n", "t.toml");
+  EXPECT_TRUE(has(v, "[view].http")) << all(v);
+  EXPECT_TRUE(has(v, "[llm].tokenizer: missing")) << all(v);  // a preset has no tokenizer.model
+  auto m = parse_pipeline(tiny_head + "[llm]\nmodel = \"vit-b16\"\ntokenizer = \"" + tokenizer + "\"\n", "t.toml");
+  EXPECT_TRUE(has(m, "does not take the tokens of encoder preset 'tiny'")) << all(m);
+  auto f = parse_pipeline(tiny_head + "[llm]\ntokenizer = \"/nonexistent/tok.model\"\n", "t.toml");
+  EXPECT_TRUE(has(f, "[llm].tokenizer: file '/nonexistent/tok.model' does not exist")) << all(f);
+}
+
 TEST(pipeline_spec, shipped_pipeline_is_valid) {
+  // The demo runs from the repository root (its tokenizer path is relative to it).
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(std::filesystem::path(VLCACHE_CONFIGS).parent_path());
   auto r = load_pipeline(std::string(VLCACHE_CONFIGS) + "/pipeline.toml");
+  std::filesystem::current_path(cwd);
   EXPECT_TRUE(r.ok()) << all(r);
+  EXPECT_TRUE(r.spec.llm.enabled);
   EXPECT_EQ(r.spec.cameras.size(), 4u);
 }
 
