@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "connectors/line_chart.hpp"
 #include "connectors/video_reader.hpp"
 #include "core/drift_policy.hpp"
 #include "core/patch_signatures.hpp"
@@ -92,6 +94,7 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
   const std::size_t frames = data[0].pixels.size();
   const std::int64_t tokens = c.output_tokens(), dim = c.output_dim();
 
+  nlohmann::json per_frame;  // frames after the first: the plot's series
   for (std::size_t f = 0; f < frames; ++f) {
     // Full recompute of the S frames, batched: the baseline at its best.
     std::vector<const float*> px;
@@ -129,6 +132,7 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
       continue;  // both paths run in full on a stream's first frame
     }
     bool any_full = false;
+    const std::size_t cos_before = fid.cosines.size(), shares_before = shares.size();
     for (int s = 0; s < s_count; ++s) {
       const auto& r = (*sparse)[s];
       any_full |= r.full;
@@ -140,6 +144,11 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
     full_frames += any_full;
     full_ms.push_back(full_t / s_count);
     sparse_ms.push_back(sparse_t / s_count);
+    per_frame["frame"].push_back(f);
+    per_frame["share"].push_back(mean(std::vector<double>(shares.begin() + shares_before, shares.end())));
+    per_frame["cosine_mean"].push_back(mean(std::vector<double>(fid.cosines.begin() + cos_before, fid.cosines.end())));
+    per_frame["full_ms"].push_back(full_t / s_count);
+    per_frame["sparse_ms"].push_back(sparse_t / s_count);
   }
   const double full_med = quantile(full_ms, 0.5), sparse_med = quantile(sparse_ms, 0.5);
   const double share = mean(shares);
@@ -168,8 +177,53 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
                    {"max_relative_error", fid.max_rel},
                    {"peak_store_bytes_per_stream", peak_store},
                    {"threads", enc.threads()},
-                   {"blas", blas_in_use()}};
+                   {"blas", blas_in_use()},
+                   {"per_frame", per_frame}};
   return j;
+}
+
+/// The per-frame figure, and with a sweep the threshold figure beside it.
+status plot_encoder_bench(const nlohmann::json& out, const std::string& path) {
+  const std::array<std::array<int, 3>, 4> colours{{{200, 50, 50}, {40, 90, 200}, {30, 150, 60}, {150, 80, 180}}};
+  connectors::chart_spec c;
+  c.title = "vlcache bench encoder: " + out["runs"][0]["model"].get<std::string>() + " on " +
+            std::filesystem::path(out["video"].get<std::string>()).filename().string() +
+            (out["runs"][0]["random_weights"].get<bool>() ? " (random weights)" : "");
+  c.x_label = "frame";
+  connectors::chart_panel share{"tokens recomputed (%)", {}, true}, time{"encoder time per frame (ms)", {}, true},
+      fid{"cosine to full recompute (mean per frame)", {}, false};
+  std::size_t k = 0;
+  for (const auto& run : out["runs"]) {
+    const auto& pf = run["per_frame"];
+    const std::string tag = std::to_string(run["streams"].get<int>()) + (run["streams"] == 1 ? " stream" : " streams");
+    std::vector<double> x = pf["frame"].get<std::vector<double>>(), s = pf["share"].get<std::vector<double>>();
+    for (auto& v : s) v *= 100;
+    share.series.push_back({tag, colours[k % 4], x, s, false});
+    time.series.push_back({"full, " + tag, colours[(k * 2) % 4], x, pf["full_ms"].get<std::vector<double>>(), false});
+    time.series.push_back({"sparse, " + tag, colours[(k * 2 + 1) % 4], x, pf["sparse_ms"].get<std::vector<double>>(), false});
+    fid.series.push_back({tag, colours[k % 4], x, pf["cosine_mean"].get<std::vector<double>>(), false});
+    ++k;
+  }
+  c.panels = {share, time, fid};
+  if (auto st = connectors::write_chart_png(path, c); !st) return st;
+  if (!out.contains("sweep")) return {};
+  connectors::chart_spec sw;
+  sw.title = "vlcache bench encoder: speedup and fidelity against the MAD threshold (1 stream)";
+  sw.x_label = "gate threshold: mean absolute difference <=";
+  std::vector<double> x, speed, cos, p1, share_pct;
+  for (const auto& r : out["sweep"]) {
+    x.push_back(r["mad"]);
+    speed.push_back(r["speedup"]);
+    cos.push_back(r["cosine_mean"]);
+    p1.push_back(r["cosine_p1"]);
+    share_pct.push_back(100 * r["share_recomputed_mean"].get<double>());
+  }
+  sw.panels = {{"speedup over full recompute (x)", {{"speedup", colours[0], x, speed, true}}, true},
+               {"tokens recomputed (%)", {{"share", colours[2], x, share_pct, true}}, true},
+               {"cosine to full recompute", {{"mean", colours[1], x, cos, true}, {"p1", colours[3], x, p1, true}}, false}};
+  auto stem = std::filesystem::path(path);
+  const std::string sweep_path = (stem.parent_path() / (stem.stem().string() + "_sweep" + stem.extension().string())).string();
+  return connectors::write_chart_png(sweep_path, sw);
 }
 
 }  // namespace
@@ -192,6 +246,9 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
   c->add_option("--device", o.device, "cpu or cuda[:N]")->default_val("cpu");
   c->add_option("--dtype", o.dtype, "f32, f16, bf16")->default_val("f32");
   c->add_option("--json", o.json, "Write the results as JSON");
+  c->add_option("--plot", o.plot, "Write a PNG: per-frame share recomputed, time, fidelity (and FILE_sweep.png)");
+  c->add_option("--sweep-mad", o.sweep_mad, "Also run one stream at each MAD threshold (e.g. 1,2,3,4,6,8)")
+      ->delimiter(',');
 }
 
 int run_bench_encoder(const bench_encoder_options& o) {
@@ -250,6 +307,36 @@ int run_bench_encoder(const bench_encoder_options& o) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
+  }
+  if (!o.sweep_mad.empty()) {
+    std::printf("%-8s %9s %9s %8s %9s %9s %8s\n", "mad <=", "share", "sparse ms", "speedup", "cos", "cos p1", "err/nv");
+    try {
+      for (double t : o.sweep_mad) {
+        gate_thresholds g = gate_cfg;
+        g.mad = static_cast<float>(t);
+        if (auto st = g.validate(); !st) {
+          std::fprintf(stderr, "error: --sweep-mad %g: %s\n", t, st.err().message.c_str());
+          return 2;
+        }
+        std::vector<stream_frames> one(data.begin(), data.begin() + 1);
+        auto r = run_one(*enc, one, g, drift_cfg, o.model);
+        r.erase("per_frame");
+        r["mad"] = t;
+        std::printf("%-8g %8.2f%% %9.1f %7.2fx %9.5f %9.5f %8.3f\n", t, 100 * r["share_recomputed_mean"].get<double>(),
+                    r["sparse_ms_per_frame_median"].get<double>(), r["speedup"].get<double>(),
+                    r["cosine_mean"].get<double>(), r["cosine_p1"].get<double>(), r["err_over_naive"].get<double>());
+        out["sweep"].push_back(r);
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (!o.plot.empty()) {
+    if (auto st = plot_encoder_bench(out, o.plot); !st) {
+      std::fprintf(stderr, "error: %s\n", st.err().message.c_str());
+      return 1;
+    }
   }
   const auto& first = out["runs"][0];
   std::printf("threads %d, BLAS %s, peak token store %.1f MB per stream\n", first["threads"].get<int>(),

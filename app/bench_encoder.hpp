@@ -5,6 +5,7 @@
 /// batched, with the pipeline's signatures, gate and drift control.
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -27,6 +28,8 @@ struct bench_encoder_options {
   std::string device = "cpu";
   std::string dtype = "f32";
   std::string json;
+  std::string plot;               ///< PNG of the per-frame series (and PLOT_sweep.png)
+  std::vector<double> sweep_mad;  ///< MAD thresholds for the sweep
 };
 
 void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& opts);

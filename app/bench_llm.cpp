@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "connectors/line_chart.hpp"
 #include "core/answerer.hpp"
 #include "core/drift_policy.hpp"
 #include "core/reference_gate.hpp"
@@ -61,6 +62,7 @@ void add_bench_llm_command(CLI::App& bench, bench_llm_options& o) {
   c->add_option("--full-every", o.full_every, "Full prefill every N frames (0: never forced)")->default_val(0);
   c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
   c->add_option("--json", o.json, "Write the results as JSON");
+  c->add_option("--plot", o.plot, "Write a PNG: prefill time, share recomputed and KL per frame");
 }
 
 int run_bench_llm(const bench_llm_options& o) {
@@ -106,7 +108,7 @@ int run_bench_llm(const bench_llm_options& o) {
   sampling_options greedy;
   greedy.max_new_tokens = o.answer_tokens;
 
-  std::vector<double> full_ms, reuse_ms, image_share, rows_share, kl, token_agree, encoder_share;
+  std::vector<double> full_ms, reuse_ms, image_share, rows_share, kl, token_agree, encoder_share, frame_index;
   int top1 = 0, answers_equal = 0, compared = 0, forced_full = 0;
   std::printf("%5s %8s %9s %9s %8s %7s %10s %6s %7s\n", "frame", "enc %", "full ms", "reuse ms", "speedup",
               "img %", "KL", "top1", "answer");
@@ -148,6 +150,7 @@ int run_bench_llm(const bench_llm_options& o) {
     while (agree < a_full->ids.size() && agree < a_reuse->ids.size() && a_full->ids[agree] == a_reuse->ids[agree])
       ++agree;
     const bool same_answer = a_full->ids == a_reuse->ids;
+    frame_index.push_back(static_cast<double>(f));
     full_ms.push_back(full_t);
     reuse_ms.push_back(reused->ms);
     image_share.push_back(static_cast<double>(reused->image_recomputed) / std::max(1, reused->image_tokens));
@@ -194,6 +197,29 @@ int run_bench_llm(const bench_llm_options& o) {
   std::printf("vs full prefill: top-1 agreement %.3f, KL mean %.3g max %.3g, identical %d-token answers %.3f\n",
               j["top1_agreement"].get<double>(), mean(kl), j["kl_max"].get<double>(), o.answer_tokens,
               j["answers_identical"].get<double>());
+  j["per_frame"] = {{"frame", frame_index}, {"prefill_full_ms", full_ms}, {"prefill_reuse_ms", reuse_ms},
+                    {"image_share_recomputed", image_share}, {"encoder_share_recomputed", encoder_share}, {"kl", kl}};
+  if (!o.plot.empty()) {
+    connectors::chart_spec c;
+    c.title = "vlcache bench llm: full vs KV-reused prefill, " + o.model + (lm.random_weights() ? " (random weights)" : "");
+    c.x_label = "frame";
+    std::vector<double> img_pct = image_share, enc_pct = encoder_share;
+    for (auto& v : img_pct) v *= 100;
+    for (auto& v : enc_pct) v *= 100;
+    c.panels = {{"prefill time (ms)",
+                 {{"full prefill", {200, 50, 50}, frame_index, full_ms, false},
+                  {"reused prefill", {40, 90, 200}, frame_index, reuse_ms, false}},
+                 true},
+                {"recomputed (%)",
+                 {{"image tokens in the prefill", {40, 90, 200}, frame_index, img_pct, false},
+                  {"patches in the encoder", {30, 150, 60}, frame_index, enc_pct, false}},
+                 true},
+                {"KL(full || reused) of the next token (nats)", {{"KL", {150, 80, 180}, frame_index, kl, true}}, true}};
+    if (auto st = connectors::write_chart_png(o.plot, c); !st) {
+      std::fprintf(stderr, "error: %s\n", st.err().message.c_str());
+      return 1;
+    }
+  }
   if (!o.json.empty()) {
     std::ofstream out(o.json);
     if (!out) {

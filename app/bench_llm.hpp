@@ -30,6 +30,7 @@ struct bench_llm_options {
   int full_every = 0;
   int threads = 0;
   std::string json;
+  std::string plot;
 };
 
 void add_bench_llm_command(CLI::App& bench, bench_llm_options& opts);
