@@ -27,6 +27,7 @@ void add_ask_command(CLI::App& app, ask_options& o) {
   c->add_flag("--json", o.json, "Print the answer as one JSON object");
   c->add_option("--device", o.device, "cpu or cuda[:N]")->default_val("cpu");
   c->add_option("--dtype", o.dtype, "f32 (cpu); f32, f16 or bf16 (cuda)")->default_val("f32");
+  c->add_option("--llm-dtype", o.llm_dtype, "The language model's dtype (default: --dtype); bf16 works on the CPU");
   c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
 }
 
@@ -42,7 +43,7 @@ int run_ask(const ask_options& o) {
   if (!enc) return 2;
   llm_options lo;
   lo.device = o.device;
-  lo.dtype = o.dtype;
+  lo.dtype = o.llm_dtype.empty() ? o.dtype : o.llm_dtype;
   lo.threads = o.threads;
   answer_options ao;
   ao.prompt_template = o.prompt_template;

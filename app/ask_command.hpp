@@ -25,6 +25,7 @@ struct ask_options {
   bool json = false;
   std::string device = "cpu";
   std::string dtype = "f32";
+  std::string llm_dtype;  ///< the language model's; default: dtype
   int threads = 0;
 };
 

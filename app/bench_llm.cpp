@@ -61,6 +61,7 @@ void add_bench_llm_command(CLI::App& bench, bench_llm_options& o) {
   c->add_option("--change-tolerance", o.change_tolerance, "Relative L2 change of a visual token that counts as changed")->default_val(0.0);
   c->add_option("--full-every", o.full_every, "Full prefill every N frames (0: never forced)")->default_val(0);
   c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
+  c->add_option("--dtype", o.dtype, "The language model's dtype: f32 or bf16")->default_val("f32");
   c->add_option("--json", o.json, "Write the results as JSON");
   c->add_option("--plot", o.plot, "Write a PNG: prefill time, share recomputed and KL per frame");
 }
@@ -70,6 +71,7 @@ int run_bench_llm(const bench_llm_options& o) {
   if (!enc) return 2;
   llm_options lo;
   lo.threads = o.threads;
+  lo.dtype = o.dtype;
   answer_options ao;
   ao.prompt_template = o.prompt_template;
   ao.sampling.max_new_tokens = o.answer_tokens;
@@ -167,6 +169,7 @@ int run_bench_llm(const bench_llm_options& o) {
   }
   const double full_med = quantile(full_ms, 0.5), reuse_med = quantile(reuse_ms, 0.5);
   nlohmann::json j{{"model", o.model},
+                   {"dtype", o.dtype},
                    {"language_model", lm.description()},
                    {"random_weights", lm.random_weights()},
                    {"video", o.video},

@@ -29,6 +29,7 @@ struct bench_llm_options {
   double change_tolerance = 0.0;
   int full_every = 0;
   int threads = 0;
+  std::string dtype = "f32";  ///< the language model's
   std::string json;
   std::string plot;
 };

@@ -179,8 +179,8 @@ std::optional<std::size_t> find_layout(const weight_set& ws) {
 
 /// Reads every decoder tensor with its shape checked; errors name the tensor and file.
 expected<std::pair<at::Tensor, std::vector<raw_layer>>> read_raw(const weight_set& ws, const llama_config& c,
-                                                                 const layout& lay, at::Tensor& norm,
-                                                                 at::Tensor& head) {
+                                                                 const layout& lay, at::ScalarType dtype,
+                                                                 at::Tensor& norm, at::Tensor& head) {
   const std::int64_t d = c.hidden_size, i = c.intermediate_size, v = c.vocab_size;
   const std::int64_t q = static_cast<std::int64_t>(c.num_heads) * c.head_dim(),
                      kv = static_cast<std::int64_t>(c.num_kv_heads) * c.head_dim();
@@ -192,7 +192,7 @@ expected<std::pair<at::Tensor, std::vector<raw_layer>>> read_raw(const weight_se
       failed = data.err();
       return {};
     }
-    return at::from_blob(data->data(), shape, at::kFloat).clone();
+    return at::from_blob(data->data(), shape, at::kFloat).to(dtype, /*non_blocking=*/false, /*copy=*/true);
   };
   auto embed = get(lay.body + "embed_tokens.weight", {v, d});
   std::vector<raw_layer> layers;
@@ -222,11 +222,13 @@ expected<std::pair<at::Tensor, std::vector<raw_layer>>> read_raw(const weight_se
 
 /// Random weights initialised as LlamaPreTrainedModel._init_weights does
 /// (normal, std = initializer_range 0.02; norms at one).
-std::pair<at::Tensor, std::vector<raw_layer>> random_raw(const llama_config& c, std::uint64_t seed, at::Tensor& norm,
-                                                         at::Tensor& head) {
+/// Each tensor is drawn in f32 and stored in `dtype` at once, so a large
+/// preset never holds all of its weights in f32.
+std::pair<at::Tensor, std::vector<raw_layer>> random_raw(const llama_config& c, std::uint64_t seed, at::ScalarType dtype,
+                                                         at::Tensor& norm, at::Tensor& head) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   auto normal = [&](std::vector<std::int64_t> shape) {
-    return at::normal(0.0, 0.02, shape, gen, at::TensorOptions().dtype(at::kFloat));
+    return at::normal(0.0, 0.02, shape, gen, at::TensorOptions().dtype(at::kFloat)).to(dtype);
   };
   const std::int64_t d = c.hidden_size, i = c.intermediate_size, v = c.vocab_size;
   const std::int64_t q = static_cast<std::int64_t>(c.num_heads) * c.head_dim(),
@@ -243,12 +245,12 @@ std::pair<at::Tensor, std::vector<raw_layer>> random_raw(const llama_config& c, 
   return {embed, std::move(layers)};
 }
 
-std::uint64_t parameter_bytes(const llama_config& c) {
+std::uint64_t parameter_bytes(const llama_config& c, std::uint64_t element_bytes) {
   const std::uint64_t d = c.hidden_size, i = c.intermediate_size, v = c.vocab_size;
   const std::uint64_t q = static_cast<std::uint64_t>(c.num_heads) * c.head_dim(),
                       kv = static_cast<std::uint64_t>(c.num_kv_heads) * c.head_dim();
   const std::uint64_t per_layer = 2 * d + (q + 2 * kv) * d + d * q + 3 * i * d;
-  return 4 * (v * d * (c.tie_word_embeddings ? 1 : 2) + c.num_layers * per_layer + d);
+  return element_bytes * (v * d * (c.tie_word_embeddings ? 1 : 2) + c.num_layers * per_layer + d);
 }
 
 expected<std::string> read_text(const std::string& path) {
@@ -267,7 +269,7 @@ language_model::~language_model() = default;
 expected<std::unique_ptr<language_model>> language_model::load(const std::string& model, const llm_options& options) {
   auto device = detail::parse_device(options.device);
   if (!device) return device.err();
-  auto dtype = detail::parse_dtype(options.dtype, *device);
+  auto dtype = detail::parse_dtype(options.dtype, *device, /*bf16_on_cpu=*/true);
   if (!dtype) return dtype.err();
   auto p = std::make_unique<impl>();
   p->device = *device;
@@ -287,14 +289,15 @@ expected<std::unique_ptr<language_model>> language_model::load(const std::string
       }
       p->cfg = *cfg;
       // A random preset that cannot fit is refused before allocating it.
-      const std::uint64_t need = parameter_bytes(p->cfg);
+      const std::uint64_t need = parameter_bytes(p->cfg, p->dtype == at::kFloat ? 4 : 2);
       const auto pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
       const std::uint64_t have = pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * page : 0;
       if (have > 0 && need > have * 3 / 4)
-        return error{errc::capacity, "preset '" + model + "' needs " + std::to_string(need >> 30) +
-                                         " GiB of f32 weights; this machine has " + std::to_string(have >> 30) +
-                                         " GiB"};
-      auto r = random_raw(p->cfg, options.seed != 0 ? options.seed : detail::preset_seed("llm:" + model), norm, head);
+        return error{errc::capacity, "preset '" + model + "' needs " + std::to_string(need >> 30) + " GiB of " +
+                                         options.dtype + " weights; this machine has " + std::to_string(have >> 30) +
+                                         " GiB" + (p->dtype == at::kFloat ? " (dtype bf16 halves it)" : "")};
+      auto r = random_raw(p->cfg, options.seed != 0 ? options.seed : detail::preset_seed("llm:" + model), p->dtype,
+                          norm, head);
       embed = r.first;
       raw = std::move(r.second);
       p->random = true;
@@ -311,7 +314,7 @@ expected<std::unique_ptr<language_model>> language_model::load(const std::string
       if (!which)
         return error{errc::not_found, model + ": no LLaMA decoder among the weights (looked for model.embed_tokens, "
                                               "language_model.model.embed_tokens, model.language_model.embed_tokens)"};
-      auto r = read_raw(*ws, p->cfg, layouts[*which], norm, head);
+      auto r = read_raw(*ws, p->cfg, layouts[*which], p->dtype, norm, head);
       if (!r) return r.err();
       embed = r->first;
       raw = std::move(r->second);

@@ -24,14 +24,15 @@ expected<at::Device> parse_device(const std::string& s) {
   return error{errc::invalid_config, "device '" + s + "' (cpu, cuda or cuda:N)"};
 }
 
-expected<at::ScalarType> parse_dtype(const std::string& s, const at::Device& device) {
+expected<at::ScalarType> parse_dtype(const std::string& s, const at::Device& device, bool bf16_on_cpu) {
   at::ScalarType t;
   if (s == "f32") t = at::kFloat;
   else if (s == "f16") t = at::kHalf;
   else if (s == "bf16") t = at::kBFloat16;
   else return error{errc::invalid_config, "dtype '" + s + "' (f32, f16 or bf16)"};
-  if (device.is_cpu() && t != at::kFloat)
-    return error{errc::invalid_config, "dtype '" + s + "' is not supported on cpu (use f32)"};
+  if (device.is_cpu() && t != at::kFloat && !(bf16_on_cpu && t == at::kBFloat16))
+    return error{errc::invalid_config, "dtype '" + s + "' is not supported on cpu (use f32" +
+                                           std::string(bf16_on_cpu ? " or bf16)" : ")")};
   return t;
 }
 
