@@ -1,4 +1,5 @@
 #include "app/bench_encoder.hpp"
+#include "app/json_file.hpp"
 #include "app/load_encoder.hpp"
 #include "app/stream_frames.hpp"
 
@@ -342,14 +343,7 @@ int run_bench_encoder(const bench_encoder_options& o) {
   std::printf("threads %d, BLAS %s, peak token store %.1f MB per stream\n", first["threads"].get<int>(),
               first["blas"].get<std::string>().c_str(),
               first["peak_store_bytes_per_stream"].get<double>() / 1e6);
-  if (!o.json.empty()) {
-    std::ofstream f(o.json);
-    if (!f) {
-      std::fprintf(stderr, "error: cannot write '%s'\n", o.json.c_str());
-      return 1;
-    }
-    f << out.dump(2) << "\n";
-  }
+  if (!write_json_file(o.json, out)) return 1;
   return 0;
 }
 

@@ -1,4 +1,5 @@
 #include "app/bench_llm.hpp"
+#include "app/json_file.hpp"
 #include "app/load_encoder.hpp"
 #include "app/stream_frames.hpp"
 
@@ -223,14 +224,7 @@ int run_bench_llm(const bench_llm_options& o) {
       return 1;
     }
   }
-  if (!o.json.empty()) {
-    std::ofstream out(o.json);
-    if (!out) {
-      std::fprintf(stderr, "error: cannot write '%s'\n", o.json.c_str());
-      return 1;
-    }
-    out << j.dump(2) << "\n";
-  }
+  if (!write_json_file(o.json, j)) return 1;
   return 0;
 }
 

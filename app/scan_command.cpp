@@ -1,4 +1,5 @@
 #include "app/scan_command.hpp"
+#include "app/json_file.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -228,14 +229,7 @@ int run_scan(const scan_options& o) {
                  static_cast<unsigned long long>(total_judged));
     return 1;
   }
-  if (!o.json.empty()) {
-    std::ofstream out(o.json);
-    if (!out) {
-      std::fprintf(stderr, "error: cannot write '%s'\n", o.json.c_str());
-      return 1;
-    }
-    out << summary.dump(2) << "\n";
-  }
+  if (!write_json_file(o.json, summary)) return 1;
   return 0;
 }
 
