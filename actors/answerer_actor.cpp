@@ -25,9 +25,9 @@ expected<answer_record> run(answerer_state& s, const answer_job& job, bool on_de
 void account(answerer_state& s, const answer_record& r) {
   ++s.counters.answered;
   s.counters.on_demand += r.on_demand;
-  s.counters.prefill_ms.push_back(r.result.prefill_ms);
-  s.counters.decode_ms.push_back(r.result.decode_ms);
-  s.counters.total_ms.push_back(r.total_ms);
+  s.counters.prefill_ms.add(r.result.prefill_ms);
+  s.counters.decode_ms.add(r.result.decode_ms);
+  s.counters.total_ms.add(r.total_ms);
   ++s.counters.per_stream[r.tag.stream_name];
 }
 

@@ -23,6 +23,7 @@
 #include "actors/frame_messages.hpp"
 #include "core/answer.hpp"
 #include "core/answerer.hpp"
+#include "core/latency_histogram.hpp"
 
 namespace vlcache::actors {
 
@@ -49,7 +50,7 @@ struct answer_record {
 struct answerer_counters {
   std::uint64_t answered = 0, on_demand = 0, superseded = 0, failed = 0;
   std::uint64_t pending = 0;  ///< frames and questions waiting now
-  std::vector<double> prefill_ms, decode_ms, total_ms;
+  latency_histogram prefill_ms, decode_ms, total_ms;
   std::map<std::string, std::uint64_t> per_stream;
   std::string last_error;
 };

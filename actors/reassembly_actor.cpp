@@ -48,10 +48,10 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
         r.gate_ms = ms(f.job.hashed_at, f.job.gated_at);
         r.encode_ms = ms(f.job.gated_at, f.encoded_at);
         r.total_ms = ms(f.job.read_at, now);
-        s.report.stage_ms["hash"].push_back(r.hash_ms);
-        s.report.stage_ms["gate"].push_back(r.gate_ms);
-        s.report.stage_ms["encode"].push_back(r.encode_ms);
-        s.report.stage_ms["end_to_end"].push_back(r.total_ms);
+        s.report.stage_ms["hash"].add(r.hash_ms);
+        s.report.stage_ms["gate"].add(r.gate_ms);
+        s.report.stage_ms["encode"].add(r.encode_ms);
+        s.report.stage_ms["end_to_end"].add(r.total_ms);
         ++s.report.frames;
         if (s.view) {
           // The grid side is the view's to fill in: it knows the pipeline's [input].

@@ -24,6 +24,7 @@
 #include "actors/frame_messages.hpp"
 #include "connectors/live_view.hpp"
 #include "core/answer_policy.hpp"
+#include "core/latency_histogram.hpp"
 
 namespace vlcache::actors {
 
@@ -40,7 +41,7 @@ struct frame_record {
 };
 
 struct latency_report {
-  std::map<std::string, std::vector<double>> stage_ms;  ///< hash, gate, encode, end_to_end
+  std::map<std::string, latency_histogram> stage_ms;  ///< hash, gate, encode, end_to_end
   std::uint64_t out_of_order = 0;
   std::uint64_t frames = 0;
 };

@@ -77,20 +77,14 @@ std::string label_value(const std::string& v) {
   return out;
 }
 
-const std::vector<double> latency_buckets_ms{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000};
-
 void histogram(std::ostringstream& o, const std::string& name, const std::string& label, const std::string& value,
-               const std::vector<double>& samples) {
-  double sum = 0;
-  for (double v : samples) sum += v;
-  for (double le : latency_buckets_ms) {
-    std::size_t n = 0;
-    for (double v : samples) n += v <= le;
-    o << name << "_bucket{" << label << "=\"" << value << "\",le=\"" << le << "\"} " << n << "\n";
-  }
-  o << name << "_bucket{" << label << "=\"" << value << "\",le=\"+Inf\"} " << samples.size() << "\n";
-  o << name << "_sum{" << label << "=\"" << value << "\"} " << sum << "\n";
-  o << name << "_count{" << label << "=\"" << value << "\"} " << samples.size() << "\n";
+               const latency_histogram& h) {
+  for (std::size_t i = 0; i < latency_histogram::bounds_ms.size(); ++i)
+    o << name << "_bucket{" << label << "=\"" << value << "\",le=\"" << latency_histogram::bounds_ms[i] << "\"} "
+      << h.bucket(i) << "\n";
+  o << name << "_bucket{" << label << "=\"" << value << "\",le=\"+Inf\"} " << h.count() << "\n";
+  o << name << "_sum{" << label << "=\"" << value << "\"} " << h.sum() << "\n";
+  o << name << "_count{" << label << "=\"" << value << "\"} " << h.count() << "\n";
 }
 
 }  // namespace

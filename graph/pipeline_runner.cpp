@@ -383,8 +383,9 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   }
   nlohmann::json stages;
   for (const auto& [stage, v] : report.stage_ms) {
-    stages[stage] = {{"p50_ms", quantile(v, 0.5)}, {"p95_ms", quantile(v, 0.95)}};
-    std::printf("  %-10s p50 %8.2f ms  p95 %8.2f ms\n", stage.c_str(), quantile(v, 0.5), quantile(v, 0.95));
+    // Quantiles of the most recent frames (a bounded window); counts over the whole run.
+    stages[stage] = {{"p50_ms", v.recent_quantile(0.5)}, {"p95_ms", v.recent_quantile(0.95)}, {"count", v.count()}};
+    std::printf("  %-10s p50 %8.2f ms  p95 %8.2f ms\n", stage.c_str(), v.recent_quantile(0.5), v.recent_quantile(0.95));
   }
   summary["latency"] = stages;
   summary["frames_read"] = total_read;
@@ -442,16 +443,16 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
                           {"superseded", ac.superseded},
                           {"failed", ac.failed},
                           {"per_stream", ac.per_stream},
-                          {"prefill_ms_p50", quantile(ac.prefill_ms, 0.5)},
-                          {"decode_ms_p50", quantile(ac.decode_ms, 0.5)},
-                          {"total_ms_p50", quantile(ac.total_ms, 0.5)},
+                          {"prefill_ms_p50", ac.prefill_ms.recent_quantile(0.5)},
+                          {"decode_ms_p50", ac.decode_ms.recent_quantile(0.5)},
+                          {"total_ms_p50", ac.total_ms.recent_quantile(0.5)},
                           {"last_error", ac.last_error}};
     if (requests) summary["answers"]["requests"] = {{"served", requests->served()}, {"rejected", requests->rejected()}};
     std::printf("  answers %llu (%llu on demand, %llu superseded by newer frames, %llu failed); prefill p50 %.1f ms, "
                 "decode p50 %.1f ms, frame-to-answer p50 %.1f ms\n",
                 static_cast<unsigned long long>(ac.answered), static_cast<unsigned long long>(ac.on_demand),
                 static_cast<unsigned long long>(ac.superseded), static_cast<unsigned long long>(ac.failed),
-                quantile(ac.prefill_ms, 0.5), quantile(ac.decode_ms, 0.5), quantile(ac.total_ms, 0.5));
+                ac.prefill_ms.recent_quantile(0.5), ac.decode_ms.recent_quantile(0.5), ac.total_ms.recent_quantile(0.5));
   }
   summary["accounted"] = balanced;
   std::printf("  throughput %.2f frames/s, %llu out of order, every frame accounted: %s\n",
