@@ -4,6 +4,7 @@
 #include <zmq.hpp>
 
 #include "connectors/frame_decoder.hpp"
+#include "connectors/patch_canvas.hpp"
 #include "connectors/wire_format.hpp"
 
 namespace vlcache::actors {
@@ -37,6 +38,7 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vect
   stream_id next_id = settings.first_stream;
   bool running = true, seen_any = false;
   std::map<std::string, stream_id> ids;
+  connectors::patch_canvas_set canvases;  // streams whose cameras ship changed patches
   while (running) {
     zmq::pollitem_t item{static_cast<void*>(pull), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, std::chrono::milliseconds(50));
@@ -50,8 +52,10 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vect
       } catch (const zmq::error_t&) {
       }
       auto frame = connectors::decode_wire(static_cast<const std::uint8_t*>(msg.data()), msg.size());
-      expected<connectors::owned_image> image = frame ? connectors::decode_frame(*frame)
-                                                      : expected<connectors::owned_image>(frame.err());
+      expected<connectors::owned_image> image =
+          !frame ? expected<connectors::owned_image>(frame.err())
+          : frame->encoding == connectors::frame_encoding::patches ? canvases.apply(*frame)
+                                                                   : connectors::decode_frame(*frame);
       if (!image) {
         const auto& reason = image.err().message;
         const auto n = ++counters.rejected[reason.substr(0, reason.find(':', 15))];
@@ -92,6 +96,7 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vect
       for (const auto& shard : shards) self->send(shard, end_stream_atom::value, id);
       self->send(encoder, end_stream_atom::value, id);
       streams.erase(name);
+      canvases.forget(name);
       ++counters.streams_closed;
     }
     if (settings.stop_when_idle && seen_any && streams.empty()) running = false;

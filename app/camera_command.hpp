@@ -5,7 +5,9 @@
 /// ingest over ZeroMQ, paced in real time. ZeroMQ reconnects on its own, so
 /// the node survives a pipeline restart; frames it cannot hand over
 /// (pipeline gone, queue full) are dropped and counted, and the sequence
-/// numbers let the pipeline count what was lost in transit.
+/// numbers let the pipeline count what was lost in transit. With
+/// --ship-patches it preprocesses, hashes and gates on the camera and sends
+/// only the patches that changed (wire encoding 2).
 
 #include <string>
 
@@ -22,6 +24,13 @@ struct camera_options {
   int start = 0;
   int quality = 85;
   bool raw = false;
+  /// Patch shipping: preprocess to the encoder's input here, gate locally,
+  /// send only the changed patches (and a keyframe every `keyframe_every`).
+  bool ship_patches = false;
+  int image_size = 224;
+  int patch_size = 16;
+  bool pad_to_square = false;
+  int keyframe_every = 50;
 };
 
 void add_camera_command(CLI::App& app, camera_options& opts);

@@ -8,6 +8,9 @@ expected<owned_image> decode_frame(const wire_frame& f) {
   owned_image out;
   out.width = static_cast<int>(f.width);
   out.height = static_cast<int>(f.height);
+  if (f.encoding == frame_encoding::patches)
+    return error{errc::invalid_argument, "frame message: patches of stream '" + f.stream +
+                                             "' need the stream's canvas (patch_canvas_set)"};
   if (f.encoding == frame_encoding::raw_bgr) {
     out.bgr = f.payload;
     return out;

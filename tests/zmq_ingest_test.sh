@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Real processes on loopback: a pipeline with a ZeroMQ ingest and sink, two
 # camera processes, a listener process and a sender of malformed messages.
-# Checks: answers for both streams arrive in per-stream order; the malformed
+# A third camera ships changed patches only.
+# Checks: answers for every stream arrive in per-stream order; the malformed
 # messages are counted and the streams go on; a camera killed and restarted
 # resumes its stream and the accounting shows the frames lost in transit.
 set -euo pipefail
@@ -20,11 +21,17 @@ grep -q "ingest: listening" "$work/pipeline.txt" || { echo "pipeline never liste
 listener=$!
 "$vlcache" camera --source "$video" --to tcp://127.0.0.1:5592 --stream lobby --frames 40 --fps 20 > /dev/null &
 cam_a=$!
+# A third camera preprocesses and gates itself and ships only changed patches.
+"$vlcache" camera --source "$video" --to tcp://127.0.0.1:5592 --stream porch --start 600 --frames 30 --fps 20 \
+  --ship-patches --image-size 32 --patch-size 8 --keyframe-every 10 > "$work/porch.txt" &
+cam_p=$!
 "$vlcache" camera --source "$video" --to tcp://127.0.0.1:5592 --stream street --start 300 --frames 10 --fps 20 > /dev/null
 "$garbage" tcp://127.0.0.1:5592
 # street comes back from frame 320: frames 310..319 were never sent.
 "$vlcache" camera --source "$video" --to tcp://127.0.0.1:5592 --stream street --start 320 --frames 10 --fps 20 > /dev/null
 wait $cam_a
+wait $cam_p
+grep -q "patches per frame sent of 16" "$work/porch.txt" || { cat "$work/porch.txt"; exit 1; }
 wait $listener
 wait $pipeline   # stop_when_idle: ends once both streams went silent
 cat "$work/pipeline.txt" | grep -v '^{'
@@ -41,7 +48,10 @@ assert s["accounted"], "frames unaccounted"
 assert streams["lobby"]["frames_read"] == 40, streams["lobby"]
 assert streams["street"]["frames_read"] == 20, streams["street"]
 assert streams["street"]["lost_in_transit"] == 10, streams["street"]
+assert streams["porch"]["frames_read"] == 30 and streams["porch"]["frames_encoded"] >= 1, streams["porch"]
+assert not any("patches" in reason for reason in s["ingest"]["rejected"]), s["ingest"]
 rejected = sum(s["ingest"]["rejected"].values())
 assert rejected >= 8, s["ingest"]
-print("ingest ok: lobby 40 frames, street 20 frames with 10 lost in transit,", rejected, "malformed messages rejected")
+print("ingest ok: lobby 40 frames, street 20 frames with 10 lost in transit, porch 30 frames as patches,", rejected,
+      "malformed messages rejected")
 PY

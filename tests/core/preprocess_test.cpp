@@ -112,3 +112,20 @@ TEST(preprocess, rejects_bad_config) {
 
 }  // namespace
 }  // namespace vlcache
+
+namespace vlcache {
+namespace {
+
+// Patch shipping relies on it: a frame already at the encoder's input size
+// passes through preprocessing unchanged (Pillow's bicubic at scale 1).
+TEST(preprocess, a_frame_at_the_input_size_is_left_as_it_is) {
+  const int s = 48;
+  std::vector<std::uint8_t> rgb(s * s * 3);
+  for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>((i * 37 + i / 7) & 0xff);
+  auto out = preprocess(image_view{rgb.data(), s, s, 3, 1, 0, channel_order::rgb}, preprocess_config::clip(s));
+  ASSERT_TRUE(out) << out.err().message;
+  EXPECT_EQ(out->rgb, rgb);
+}
+
+}  // namespace
+}  // namespace vlcache
