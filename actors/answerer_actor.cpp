@@ -1,6 +1,7 @@
 #include "actors/answerer_actor.hpp"
 
 #include <caf/all.hpp>
+#include <algorithm>
 
 #include "actors/actor_error.hpp"
 
@@ -20,6 +21,30 @@ expected<answer_record> run(answerer_state& s, const answer_job& job, bool on_de
   r.total_ms = ms(job.read_at, steady::now());
   r.kv_bytes = s.llm->kv_bytes(job.tag.stream);
   return r;
+}
+
+std::vector<expected<answer_record>> run_batch(answerer_state& s, const std::vector<answer_job>& jobs) {
+  std::vector<answerer::question_about> batch;
+  for (const auto& job : jobs)
+    batch.push_back({job.tag.stream, job.features, job.question.empty() ? s.settings.question : job.question});
+  auto answers = s.llm->ask_batch(batch);
+  std::vector<expected<answer_record>> out;
+  const auto now = steady::now();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (!answers[i]) {
+      out.emplace_back(error{answers[i].err().code, jobs[i].tag.stream_name + " frame " +
+                                                        std::to_string(jobs[i].tag.seq) + ": " + answers[i].err().message});
+      continue;
+    }
+    answer_record r;
+    r.tag = jobs[i].tag;
+    r.result = std::move(*answers[i]);
+    r.encode_ms = jobs[i].encode_ms;
+    r.total_ms = ms(jobs[i].read_at, now);
+    r.kv_bytes = s.llm->kv_bytes(jobs[i].tag.stream);
+    out.emplace_back(std::move(r));
+  }
+  return out;
 }
 
 void account(answerer_state& s, const answer_record& r) {
@@ -81,21 +106,22 @@ caf::behavior answerer_actor(caf::stateful_actor<answerer_state>* self, std::sha
             rp.deliver(to_caf_error(r.err()));
           }
         } else if (!s.pending.empty()) {
-          auto oldest = s.pending.begin();
-          for (auto it = s.pending.begin(); it != s.pending.end(); ++it)
-            if (it->second.read_at < oldest->second.read_at) oldest = it;
-          answer_job job = std::move(oldest->second);
-          s.pending.erase(oldest);
-          auto r = run(s, job, false);
-          if (r) {
-            account(s, *r);
-            for (const auto& sink : s.sinks) self->send(sink, *r);
-          } else {
-            // This frame's answer fails alone; the stream goes on.
-            ++s.counters.failed;
-            s.counters.last_error = r.err().message;
-            caf::aout(self) << "answerer: " << job.tag.stream_name << " frame " << job.tag.seq << ": "
-                            << r.err().message << "\n";
+          // The streams waiting longest, up to max_batch of them, in one pass.
+          std::vector<answer_job> jobs;
+          for (auto& [stream, job] : s.pending) jobs.push_back(std::move(job));
+          std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.read_at < b.read_at; });
+          if (static_cast<int>(jobs.size()) > s.settings.max_batch) jobs.resize(static_cast<std::size_t>(s.settings.max_batch));
+          for (const auto& job : jobs) s.pending.erase(job.tag.stream);
+          for (auto& r : run_batch(s, jobs)) {
+            if (r) {
+              account(s, *r);
+              for (const auto& sink : s.sinks) self->send(sink, *r);
+            } else {
+              // This frame's answer fails alone; the stream goes on.
+              ++s.counters.failed;
+              s.counters.last_error = r.err().message;
+              caf::aout(self) << "answerer: " << r.err().message << "\n";
+            }
           }
         }
         schedule(self);

@@ -4,7 +4,8 @@
 /// frames the answer policy picked and the on-demand questions; it keeps at
 /// most one pending frame per stream (a newer frame supersedes an older one
 /// that has not been answered yet, and is counted), answers the oldest
-/// pending first, and sends each answer to every sink. It runs on its own
+/// pending first (up to max_batch streams together: one prefill pass and
+/// decoding in step), and sends each answer to every sink. It runs on its own
 /// thread: an answer takes far longer than any other message.
 ///
 /// Accepts:
@@ -58,6 +59,7 @@ struct answerer_counters {
 struct answerer_settings {
   std::string question;
   int max_on_demand = 16;  ///< queued on-demand questions; more are refused
+  int max_batch = 4;       ///< waiting frames of different streams answered in one pass
 };
 
 struct answerer_state {

@@ -13,6 +13,7 @@ nlohmann::json answer_to_json(const answer& a) {
                            {"image_recomputed", a.image_recomputed},
                            {"rows_computed", a.rows_computed},
                            {"full_prefill", a.full_prefill}}},
+                   {"batch", a.batch},
                    {"latency_ms", {{"prefill", a.prefill_ms}, {"decode", a.decode_ms}}}};
   if (a.random_weights) j["notice"] = "random weights: this text is not an answer";
   return j;

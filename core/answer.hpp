@@ -21,6 +21,7 @@ struct answer {
   bool full_prefill = true;
   double prefill_ms = 0.0;
   double decode_ms = 0.0;
+  int batch = 1;  ///< answers computed together (prefill and decode times are the batch's)
 };
 
 }  // namespace vlcache

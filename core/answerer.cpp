@@ -44,41 +44,87 @@ expected<std::unique_ptr<answerer>> answerer::load(const std::string& model, con
 }
 
 expected<answer> answerer::ask(stream_id stream, const tensor_handle& features, const std::string& question) {
+  auto out = ask_batch({question_about{stream, features, question}});
+  return std::move(out[0]);
+}
+
+std::vector<expected<answer>> answerer::ask_batch(const std::vector<question_about>& batch) {
   const auto& c = model_->config();
-  const int image_tokens = features.empty() ? 0 : static_cast<int>(features.shape()[0]);
-  if (image_tokens > 0 && c.image_token_index < 0)
-    return error{errc::invalid_config, "the language model has no image_token_index (not a LLaVA config)"};
-  auto prompt = tok_->build_prompt(options_.prompt_template, question, c.image_token_index, image_tokens);
-  if (!prompt) return prompt.err();
-  const int room = c.max_position_embeddings - static_cast<int>(prompt->ids.size());
-  if (room < options_.sampling.max_new_tokens)
-    return error{errc::capacity, "the prompt has " + std::to_string(prompt->ids.size()) + " tokens; with " +
-                                     std::to_string(options_.sampling.max_new_tokens) +
-                                     " new tokens it overflows the context of " +
-                                     std::to_string(c.max_position_embeddings)};
-  auto pre = cache_.prefill(stream, *prompt, features);
-  if (!pre) return pre.err();
-  auto gen = model_->generate(*cache_.sequence(stream), pre->logits, options_.sampling);
-  if (!gen) {
-    cache_.end_stream(stream);
-    return gen.err();
+  std::vector<expected<answer>> out;
+  std::vector<prompt_layout> prompts;
+  std::vector<std::size_t> index;  // prompts[i] answers batch[index[i]]
+  prompts.reserve(batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const auto& q = batch[i];
+    const int image_tokens = q.features.empty() ? 0 : static_cast<int>(q.features.shape()[0]);
+    if (image_tokens > 0 && c.image_token_index < 0) {
+      out.emplace_back(error{errc::invalid_config, "the language model has no image_token_index (not a LLaVA config)"});
+      continue;
+    }
+    auto prompt = tok_->build_prompt(options_.prompt_template, q.question, c.image_token_index, image_tokens);
+    if (!prompt) {
+      out.emplace_back(prompt.err());
+      continue;
+    }
+    const int room = c.max_position_embeddings - static_cast<int>(prompt->ids.size());
+    if (room < options_.sampling.max_new_tokens) {
+      out.emplace_back(error{errc::capacity, "the prompt has " + std::to_string(prompt->ids.size()) + " tokens; with " +
+                                                 std::to_string(options_.sampling.max_new_tokens) +
+                                                 " new tokens it overflows the context of " +
+                                                 std::to_string(c.max_position_embeddings)});
+      continue;
+    }
+    out.emplace_back(answer{});
+    index.push_back(i);
+    prompts.push_back(std::move(*prompt));
   }
-  answer a;
-  a.question = question;
-  a.ids = gen->ids;
-  std::vector<int> text_ids = gen->ids;
-  if (gen->stopped_on_eos) text_ids.pop_back();
-  a.text = tok_->decode(text_ids);
-  a.stopped_on_eos = gen->stopped_on_eos;
-  a.random_weights = model_->random_weights();
-  a.prompt_tokens = pre->prompt_tokens;
-  a.image_tokens = pre->image_tokens;
-  a.image_recomputed = pre->image_recomputed;
-  a.rows_computed = pre->rows_computed;
-  a.full_prefill = pre->full;
-  a.prefill_ms = pre->ms;
-  a.decode_ms = gen->decode_ms;
-  return a;
+  std::vector<prefill_cache::request> requests;
+  for (std::size_t i = 0; i < prompts.size(); ++i)
+    requests.push_back({batch[index[i]].stream, &prompts[i], &batch[index[i]].features});
+  auto pre = cache_.prefill_batch(requests);
+  std::vector<kv_sequence*> seqs;
+  std::vector<tensor_handle> logits;
+  std::vector<std::size_t> live;  // positions in `prompts` that prefilled
+  for (std::size_t i = 0; i < pre.size(); ++i) {
+    if (!pre[i]) {
+      out[index[i]] = pre[i].err();
+      continue;
+    }
+    seqs.push_back(cache_.sequence(batch[index[i]].stream));
+    logits.push_back(pre[i]->logits);
+    live.push_back(i);
+  }
+  if (live.empty()) return out;
+  auto gen = model_->generate_batch(seqs, logits, options_.sampling);
+  for (std::size_t j = 0; j < live.size(); ++j) {
+    const std::size_t i = live[j];
+    const auto& q = batch[index[i]];
+    if (!gen) {
+      cache_.end_stream(q.stream);
+      out[index[i]] = gen.err();
+      continue;
+    }
+    const auto& g = (*gen)[j];
+    const auto& p = *pre[i];
+    answer a;
+    a.question = q.question;
+    a.ids = g.ids;
+    std::vector<int> text_ids = g.ids;
+    if (g.stopped_on_eos) text_ids.pop_back();
+    a.text = tok_->decode(text_ids);
+    a.stopped_on_eos = g.stopped_on_eos;
+    a.random_weights = model_->random_weights();
+    a.prompt_tokens = p.prompt_tokens;
+    a.image_tokens = p.image_tokens;
+    a.image_recomputed = p.image_recomputed;
+    a.rows_computed = p.rows_computed;
+    a.full_prefill = p.full;
+    a.prefill_ms = p.ms;
+    a.decode_ms = g.decode_ms;
+    a.batch = static_cast<int>(live.size());
+    out[index[i]] = std::move(a);
+  }
+  return out;
 }
 
 void answerer::end_stream(stream_id stream) { cache_.end_stream(stream); }

@@ -38,6 +38,14 @@ class answerer {
   /// One answer for `stream`; `features` [image_tokens, hidden] (may be empty
   /// for a text-only question). An error concerns this request only.
   [[nodiscard]] expected<answer> ask(stream_id stream, const tensor_handle& features, const std::string& question);
+  struct question_about {
+    stream_id stream = 0;
+    tensor_handle features;
+    std::string question;
+  };
+  /// Several streams at once (each at most once): one prefill pass and
+  /// decoding in step, so the weights are read once per step for all of them.
+  [[nodiscard]] std::vector<expected<answer>> ask_batch(const std::vector<question_about>& batch);
   void end_stream(stream_id stream);
   [[nodiscard]] std::uint64_t kv_bytes(stream_id stream) const;
 

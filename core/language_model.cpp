@@ -122,50 +122,80 @@ struct language_model::impl {
     }
   }
 
-  at::Tensor forward(kv_sequence::state& s, const at::Tensor& rows, const std::vector<int>& positions,
-                     bool all_logits) const {
-    const std::int64_t n = rows.size(0), h = cfg.num_heads, kvh = cfg.num_kv_heads, dh = cfg.head_dim();
+  /// One sequence's part of a batched forward.
+  struct segment {
+    kv_sequence::state* s;
+    std::int64_t offset, n;  // its rows in the batch
+    int keys;                // positions it attends to: 0..keys-1
+    at::Tensor pos, cos, sin, bias;
+  };
+
+  /// Rows of several sequences in one pass: the token-wise work (norms,
+  /// projections, MLP) runs on all rows together, so each weight is read
+  /// once for the batch; rotary, the cache writes and attention stay per
+  /// sequence. Returns, per sequence, the logits of its last row (or all).
+  std::vector<at::Tensor> forward(const std::vector<kv_sequence::state*>& seqs, const std::vector<at::Tensor>& rows,
+                                  const std::vector<const std::vector<int>*>& positions, bool all_logits) const {
+    const std::int64_t h = cfg.num_heads, kvh = cfg.num_kv_heads, dh = cfg.head_dim();
     const std::int64_t rep = h / kvh;
-    const int keys = positions.back() + 1;
-    reserve(s, keys);
-    auto pos = at::tensor(std::vector<std::int64_t>(positions.begin(), positions.end()), at::kLong).to(device);
-    // cos/sin in f32 as LlamaRotaryEmbedding computes them, then the model's dtype.
-    auto freqs = pos.to(at::kFloat).unsqueeze(1) * inv_freq.unsqueeze(0);
-    auto emb = at::cat({freqs, freqs}, -1);
-    auto cos = emb.cos().to(dtype).unsqueeze(1), sin = emb.sin().to(dtype).unsqueeze(1);  // [n, 1, dh]
-    // Causal mask over the keys the rows can see: key j is hidden from the row at p when j > p.
-    auto mask = at::arange(keys, pos.options()).unsqueeze(0).gt(pos.unsqueeze(1));  // [n, keys]
-    auto bias = at::zeros({n, keys}, at::TensorOptions().device(device).dtype(at::kFloat))
-                    .masked_fill_(mask, -std::numeric_limits<float>::infinity());
+    std::vector<segment> segs;
+    std::int64_t offset = 0;
+    for (std::size_t i = 0; i < seqs.size(); ++i) {
+      segment g{seqs[i], offset, rows[i].size(0), positions[i]->back() + 1, {}, {}, {}, {}};
+      reserve(*g.s, g.keys);
+      g.pos = at::tensor(std::vector<std::int64_t>(positions[i]->begin(), positions[i]->end()), at::kLong).to(device);
+      // cos/sin in f32 as LlamaRotaryEmbedding computes them, then the model's dtype.
+      auto freqs = g.pos.to(at::kFloat).unsqueeze(1) * inv_freq.unsqueeze(0);
+      auto emb = at::cat({freqs, freqs}, -1);
+      g.cos = emb.cos().to(dtype).unsqueeze(1);  // [n, 1, dh]
+      g.sin = emb.sin().to(dtype).unsqueeze(1);
+      // Causal mask over the keys the rows can see: key j is hidden from the row at p when j > p.
+      auto mask = at::arange(g.keys, g.pos.options()).unsqueeze(0).gt(g.pos.unsqueeze(1));  // [n, keys]
+      g.bias = at::zeros({g.n, g.keys}, at::TensorOptions().device(device).dtype(at::kFloat))
+                   .masked_fill_(mask, -std::numeric_limits<float>::infinity());
+      offset += g.n;
+      segs.push_back(std::move(g));
+    }
     const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
-    auto x = rows.to(device, dtype);
+    auto x = (rows.size() == 1 ? rows[0] : at::cat(rows, 0)).to(device, dtype);
+    const std::int64_t total = x.size(0);
     for (int l = 0; l < cfg.num_layers; ++l) {
       const auto& L = w.layers[static_cast<std::size_t>(l)];
-      auto y = rms_norm(x, L.in_norm);
-      auto qkv = L.qkv(y);
-      auto q = qkv.narrow(1, 0, h * dh).view({n, h, dh});
-      auto k = qkv.narrow(1, h * dh, kvh * dh).view({n, kvh, dh});
-      auto v = qkv.narrow(1, (h + kvh) * dh, kvh * dh).view({n, kvh, dh});
-      q = rope(q, cos, sin);
-      k = rope(k, cos, sin);
-      s.k[l].index_copy_(1, pos, k.transpose(0, 1));
-      s.v[l].index_copy_(1, pos, v.transpose(0, 1));
-      auto K = s.k[l].narrow(1, 0, keys), V = s.v[l].narrow(1, 0, keys);  // [kvh, keys, dh]
-      // Query head g*rep + r reads kv head g (repeat_kv): group the queries per kv head.
-      auto qg = q.transpose(0, 1).reshape({kvh, rep * n, dh});
-      auto scores = at::bmm(qg, K.transpose(1, 2)).mul_(scale).to(at::kFloat).view({kvh, rep, n, keys});
-      scores.add_(bias);
-      auto p = at::softmax(scores, -1).to(dtype).view({kvh, rep * n, keys});
-      auto o = at::bmm(p, V).view({h, n, dh}).transpose(0, 1).reshape({n, h * dh});
-      x = x + L.o(o);
-      y = rms_norm(x, L.post_norm);
-      auto gu = L.gate_up(y);
+      auto qkv = L.qkv(rms_norm(x, L.in_norm));
+      std::vector<at::Tensor> outs;
+      for (auto& g : segs) {
+        auto part = qkv.narrow(0, g.offset, g.n);
+        auto q = rope(part.narrow(1, 0, h * dh).view({g.n, h, dh}), g.cos, g.sin);
+        auto k = rope(part.narrow(1, h * dh, kvh * dh).view({g.n, kvh, dh}), g.cos, g.sin);
+        auto v = part.narrow(1, (h + kvh) * dh, kvh * dh).view({g.n, kvh, dh});
+        g.s->k[l].index_copy_(1, g.pos, k.transpose(0, 1));
+        g.s->v[l].index_copy_(1, g.pos, v.transpose(0, 1));
+        auto K = g.s->k[l].narrow(1, 0, g.keys), V = g.s->v[l].narrow(1, 0, g.keys);  // [kvh, keys, dh]
+        // Query head g*rep + r reads kv head g (repeat_kv): group the queries per kv head.
+        auto qg = q.transpose(0, 1).reshape({kvh, rep * g.n, dh});
+        auto scores = at::bmm(qg, K.transpose(1, 2)).mul_(scale).to(at::kFloat).view({kvh, rep, g.n, g.keys});
+        scores.add_(g.bias);
+        auto p = at::softmax(scores, -1).to(dtype).view({kvh, rep * g.n, g.keys});
+        outs.push_back(at::bmm(p, V).view({h, g.n, dh}).transpose(0, 1).reshape({g.n, h * dh}));
+      }
+      x = x + L.o(outs.size() == 1 ? outs[0] : at::cat(outs, 0));
+      auto gu = L.gate_up(rms_norm(x, L.post_norm));
       const std::int64_t i = cfg.intermediate_size;
       x = x + L.down(at::silu(gu.narrow(1, 0, i)) * gu.narrow(1, i, i));
     }
-    s.length = std::max(s.length, keys);
-    auto last = all_logits ? x : x.narrow(0, n - 1, 1);
-    return w.lm_head(rms_norm(last, w.norm).contiguous()).to(at::kFloat);
+    (void)total;
+    std::vector<at::Tensor> last;
+    for (auto& g : segs) {
+      g.s->length = std::max(g.s->length, g.keys);
+      last.push_back(all_logits ? x.narrow(0, g.offset, g.n) : x.narrow(0, g.offset + g.n - 1, 1));
+    }
+    auto logits = w.lm_head(rms_norm(last.size() == 1 ? last[0] : at::cat(last, 0), w.norm).contiguous()).to(at::kFloat);
+    std::vector<at::Tensor> out;
+    for (std::int64_t i = 0, at_row = 0; i < static_cast<std::int64_t>(last.size()); ++i) {
+      out.push_back(logits.narrow(0, at_row, last[static_cast<std::size_t>(i)].size(0)));
+      at_row += last[static_cast<std::size_t>(i)].size(0);
+    }
+    return out;
   }
 };
 
@@ -390,14 +420,17 @@ expected<tensor_handle> language_model::embed(const std::vector<int>& ids, const
   }
 }
 
-expected<tensor_handle> language_model::forward(kv_sequence& seq, const tensor_handle& rows,
-                                                const std::vector<int>& positions, bool all_logits) {
+namespace {
+
+/// Checks rows and positions of one sequence; the error names the problem.
+status check_rows(const llama_config& c, const kv_sequence& seq, const tensor_handle& rows,
+                  const std::vector<int>& positions) {
   const auto shape = rows.shape();
-  if (rows.empty() || shape.size() != 2 || shape[1] != impl_->cfg.hidden_size ||
+  if (rows.empty() || shape.size() != 2 || shape[1] != c.hidden_size ||
       shape[0] != static_cast<std::int64_t>(positions.size()) || positions.empty())
     return error{errc::invalid_argument, "forward: rows " + shape_string(shape) + " for " +
                                              std::to_string(positions.size()) + " positions (width " +
-                                             std::to_string(impl_->cfg.hidden_size) + ")"};
+                                             std::to_string(c.hidden_size) + ")"};
   int expect_next = seq.length();
   for (std::size_t i = 0; i < positions.size(); ++i) {
     const int p = positions[i];
@@ -408,12 +441,46 @@ expected<tensor_handle> language_model::forward(kv_sequence& seq, const tensor_h
                                                std::to_string(expect_next - 1)};
     if (p == expect_next) ++expect_next;
   }
-  if (positions.back() >= impl_->cfg.max_position_embeddings)
+  if (positions.back() >= c.max_position_embeddings)
     return error{errc::capacity, "the sequence reaches position " + std::to_string(positions.back()) +
-                                     ", past the model's context of " +
-                                     std::to_string(impl_->cfg.max_position_embeddings) + " tokens"};
+                                     ", past the model's context of " + std::to_string(c.max_position_embeddings) +
+                                     " tokens"};
+  return {};
+}
+
+}  // namespace
+
+expected<tensor_handle> language_model::forward(kv_sequence& seq, const tensor_handle& rows,
+                                                const std::vector<int>& positions, bool all_logits) {
+  auto out = forward_batch({&seq}, {rows}, {positions}, all_logits);
+  if (!out) return out.err();
+  return (*out)[0];
+}
+
+expected<std::vector<tensor_handle>> language_model::forward_batch(const std::vector<kv_sequence*>& seqs,
+                                                                   const std::vector<tensor_handle>& rows,
+                                                                   const std::vector<std::vector<int>>& positions,
+                                                                   bool all_logits) {
+  if (seqs.size() != rows.size() || seqs.size() != positions.size() || seqs.empty())
+    return error{errc::invalid_argument, "forward: " + std::to_string(seqs.size()) + " sequences, " +
+                                             std::to_string(rows.size()) + " row sets, " +
+                                             std::to_string(positions.size()) + " position lists"};
+  std::vector<kv_sequence::state*> states;
+  std::vector<at::Tensor> tensors;
+  std::vector<const std::vector<int>*> pos;
+  for (std::size_t i = 0; i < seqs.size(); ++i) {
+    if (auto st = check_rows(impl_->cfg, *seqs[i], rows[i], positions[i]); !st) return st.err();
+    for (std::size_t j = 0; j < i; ++j)
+      if (seqs[j] == seqs[i]) return error{errc::invalid_argument, "forward: a sequence appears twice in one batch"};
+    states.push_back(seqs[i]->s_.get());
+    tensors.push_back(rows[i].tensor());
+    pos.push_back(&positions[i]);
+  }
   try {
-    return tensor_handle(impl_->forward(*seq.s_, rows.tensor(), positions, all_logits));
+    auto out = impl_->forward(states, tensors, pos, all_logits);
+    std::vector<tensor_handle> handles;
+    for (auto& t : out) handles.emplace_back(t);
+    return handles;
   } catch (const c10::Error& e) {
     return error{errc::invalid_argument, std::string("forward failed in LibTorch: ") + e.what_without_backtrace()};
   }
@@ -452,24 +519,53 @@ int language_model::pick(const tensor_handle& logits, const sampling_options& sa
 
 expected<generation> language_model::generate(kv_sequence& seq, const tensor_handle& last_logits,
                                               const sampling_options& sampling) {
+  auto out = generate_batch({&seq}, {last_logits}, sampling);
+  if (!out) return out.err();
+  return std::move((*out)[0]);
+}
+
+expected<std::vector<generation>> language_model::generate_batch(const std::vector<kv_sequence*>& seqs,
+                                                                 const std::vector<tensor_handle>& last_logits,
+                                                                 const sampling_options& sampling) {
+  if (seqs.size() != last_logits.size())
+    return error{errc::invalid_argument, "generate: " + std::to_string(seqs.size()) + " sequences, " +
+                                             std::to_string(last_logits.size()) + " logit rows"};
   const auto start = std::chrono::steady_clock::now();
-  generation g;
-  tensor_handle logits = last_logits;
-  for (int step = 0; step < sampling.max_new_tokens; ++step) {
-    const int next = pick(logits, sampling, static_cast<std::uint64_t>(step));
-    g.ids.push_back(next);
-    if (next == impl_->cfg.eos_token_id) {
-      g.stopped_on_eos = true;
-      break;
+  std::vector<generation> g(seqs.size());
+  std::vector<tensor_handle> logits = last_logits;
+  std::vector<std::size_t> active(seqs.size());
+  std::iota(active.begin(), active.end(), 0);
+  for (int step = 0; step < sampling.max_new_tokens && !active.empty(); ++step) {
+    // Each live sequence picks its token; those not done step forward together.
+    std::vector<std::size_t> next_active;
+    std::vector<kv_sequence*> step_seqs;
+    std::vector<tensor_handle> step_rows;
+    std::vector<std::vector<int>> step_pos;
+    for (std::size_t i : active) {
+      const int next = pick(logits[i], sampling, static_cast<std::uint64_t>(step));
+      g[i].ids.push_back(next);
+      if (next == impl_->cfg.eos_token_id) {
+        g[i].stopped_on_eos = true;
+        g[i].decode_ms = elapsed_ms(start);
+        continue;
+      }
+      if (step + 1 == sampling.max_new_tokens) {
+        g[i].decode_ms = elapsed_ms(start);
+        continue;
+      }
+      auto e = embed({next});
+      if (!e) return e.err();
+      next_active.push_back(i);
+      step_seqs.push_back(seqs[i]);
+      step_rows.push_back(*e);
+      step_pos.push_back({seqs[i]->length()});
     }
-    if (step + 1 == sampling.max_new_tokens) break;
-    auto e = embed({next});
-    if (!e) return e.err();
-    auto out = append(seq, *e);
+    if (next_active.empty()) break;
+    auto out = forward_batch(step_seqs, step_rows, step_pos);
     if (!out) return out.err();
-    logits = *out;
+    for (std::size_t j = 0; j < next_active.size(); ++j) logits[next_active[j]] = (*out)[j];
+    active = std::move(next_active);
   }
-  g.decode_ms = elapsed_ms(start);
   return g;
 }
 

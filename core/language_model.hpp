@@ -86,6 +86,13 @@ class language_model {
   /// the last row [1, vocab].
   [[nodiscard]] expected<tensor_handle> forward(kv_sequence& seq, const tensor_handle& rows,
                                                 const std::vector<int>& positions, bool all_logits = false);
+  /// forward() for several sequences at once (each at most once): the
+  /// token-wise work runs on all their rows together, so the weights are
+  /// read once for the batch. Logits per sequence, as forward() returns them.
+  [[nodiscard]] expected<std::vector<tensor_handle>> forward_batch(const std::vector<kv_sequence*>& seqs,
+                                                                   const std::vector<tensor_handle>& rows,
+                                                                   const std::vector<std::vector<int>>& positions,
+                                                                   bool all_logits = false);
   /// forward() at the positions after the sequence's end.
   [[nodiscard]] expected<tensor_handle> append(kv_sequence& seq, const tensor_handle& rows, bool all_logits = false);
 
@@ -93,6 +100,12 @@ class language_model {
   /// or max_new_tokens.
   [[nodiscard]] expected<generation> generate(kv_sequence& seq, const tensor_handle& last_logits,
                                               const sampling_options& sampling);
+  /// generate() for several sequences, stepping together (each step's rows
+  /// in one forward pass); a sequence that ends drops out. decode_ms is the
+  /// time until each one ended.
+  [[nodiscard]] expected<std::vector<generation>> generate_batch(const std::vector<kv_sequence*>& seqs,
+                                                                 const std::vector<tensor_handle>& last_logits,
+                                                                 const sampling_options& sampling);
   /// The next token for one row of logits (greedy or sampled).
   [[nodiscard]] int pick(const tensor_handle& logits, const sampling_options& sampling, std::uint64_t step) const;
 

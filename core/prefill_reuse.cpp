@@ -15,41 +15,49 @@ struct prefill_cache::stream_state {
   std::uint64_t prefills = 0;
 };
 
+/// What one stream's prefill will compute, decided before any model work.
+struct prefill_cache::plan {
+  stream_id stream = 0;
+  stream_state* slot = nullptr;
+  std::vector<int> prefix, positions;
+  std::vector<std::int64_t> image_rows;  // image-relative rows recomputed
+  at::Tensor now;                        // the request's features, f32 CPU
+  tensor_handle rows;                    // the embeddings of `positions`
+  prefill_result result;
+};
+
 prefill_cache::prefill_cache(language_model& model, reuse_options options) : model_(model), options_(options) {}
 prefill_cache::~prefill_cache() = default;
 
-expected<prefill_result> prefill_cache::prefill(stream_id stream, const prompt_layout& prompt,
-                                                const tensor_handle& features) {
-  const auto start = std::chrono::steady_clock::now();
-  auto embeds = model_.embed(prompt.ids, prompt.image_count > 0 ? &features : nullptr);
+expected<prefill_cache::plan> prefill_cache::make_plan(const request& q) {
+  const auto& prompt = *q.prompt;
+  auto embeds = model_.embed(prompt.ids, prompt.image_count > 0 ? q.features : nullptr);
   if (!embeds) {
-    streams_.erase(stream);
+    streams_.erase(q.stream);
     return embeds.err();
   }
-  auto& slot = streams_[stream];
-  const std::vector<int> prefix(prompt.ids.begin(), prompt.ids.begin() + prompt.image_begin);
-  at::Tensor now = prompt.image_count > 0 ? features.tensor().to(at::kCPU, at::kFloat).contiguous() : at::Tensor();
+  auto& slot = streams_[q.stream];
+  plan p;
+  p.stream = q.stream;
+  p.prefix.assign(prompt.ids.begin(), prompt.ids.begin() + prompt.image_begin);
+  p.now = prompt.image_count > 0 ? q.features->tensor().to(at::kCPU, at::kFloat).contiguous() : at::Tensor();
   const int total = static_cast<int>(prompt.ids.size());
-  bool full = !options_.enabled || !slot || slot->prefix_ids != prefix || prompt.image_count == 0 ||
-              !slot->reference.defined() || slot->reference.size(0) != prompt.image_count ||
-              slot->seq.length() < prompt.suffix_begin() ||
-              (options_.full_every > 0 && slot->prefills % static_cast<std::uint64_t>(options_.full_every) == 0);
+  const bool full = !options_.enabled || !slot || slot->prefix_ids != p.prefix || prompt.image_count == 0 ||
+                    !slot->reference.defined() || slot->reference.size(0) != prompt.image_count ||
+                    slot->seq.length() < prompt.suffix_begin() ||
+                    (options_.full_every > 0 && slot->prefills % static_cast<std::uint64_t>(options_.full_every) == 0);
   if (!slot) slot = std::make_unique<stream_state>();
-  prefill_result r;
-  r.prompt_tokens = total;
-  r.image_tokens = prompt.image_count;
-  std::vector<int> positions;
-  std::vector<std::int64_t> image_rows;  // image-relative rows recomputed
+  p.slot = slot.get();
   if (full) {
-    positions.resize(static_cast<std::size_t>(total));
-    std::iota(positions.begin(), positions.end(), 0);
+    p.positions.resize(static_cast<std::size_t>(total));
+    std::iota(p.positions.begin(), p.positions.end(), 0);
     slot->seq.truncate(0);
-    image_rows.resize(static_cast<std::size_t>(prompt.image_count));
-    std::iota(image_rows.begin(), image_rows.end(), 0);
+    p.image_rows.resize(static_cast<std::size_t>(prompt.image_count));
+    std::iota(p.image_rows.begin(), p.image_rows.end(), 0);
   } else {
     const int n = prompt.image_count;
     // Relative L2 distance of every token to its reference.
-    auto dist = (now - slot->reference).norm(2, {1}) / (slot->reference.norm(2, {1}) + 1e-12);
+    auto dist = (p.now - slot->reference).norm(2, {1}) / (slot->reference.norm(2, {1}) + 1e-12);
     const float* d = dist.data_ptr<float>();
     std::vector<bool> chosen(static_cast<std::size_t>(n), false);
     std::vector<int> unchanged;
@@ -64,35 +72,88 @@ expected<prefill_result> prefill_cache::prefill(stream_id stream, const prompt_l
     for (std::size_t i = 0; i < k; ++i) chosen[unchanged[i]] = true;
     for (int i = 0; i < n; ++i)
       if (chosen[i]) {
-        positions.push_back(prompt.image_begin + i);
-        image_rows.push_back(i);
+        p.positions.push_back(prompt.image_begin + i);
+        p.image_rows.push_back(i);
       }
-    for (int p = prompt.suffix_begin(); p < total; ++p) positions.push_back(p);
+    for (int i = prompt.suffix_begin(); i < total; ++i) p.positions.push_back(i);
     slot->seq.truncate(prompt.suffix_begin());
   }
-  const auto rows = at::tensor(std::vector<std::int64_t>(positions.begin(), positions.end()), at::kLong)
+  const auto rows = at::tensor(std::vector<std::int64_t>(p.positions.begin(), p.positions.end()), at::kLong)
                         .to(embeds->tensor().device());
-  auto out = model_.forward(slot->seq, tensor_handle(embeds->tensor().index_select(0, rows)), positions);
-  if (!out) {
-    streams_.erase(stream);
-    return out.err();
-  }
-  if (prompt.image_count > 0) {
-    if (full) {
-      slot->reference = now.clone();
-    } else if (!image_rows.empty()) {
-      auto idx = at::tensor(image_rows, at::kLong);
-      slot->reference.index_copy_(0, idx, now.index_select(0, idx));
+  p.rows = tensor_handle(embeds->tensor().index_select(0, rows));
+  p.result.full = full;
+  p.result.prompt_tokens = total;
+  p.result.image_tokens = prompt.image_count;
+  p.result.image_recomputed = static_cast<int>(p.image_rows.size());
+  p.result.rows_computed = static_cast<int>(p.positions.size());
+  return p;
+}
+
+void prefill_cache::finish(plan& p, const tensor_handle& logits) {
+  auto& slot = *p.slot;
+  if (p.result.image_tokens > 0) {
+    if (p.result.full) {
+      slot.reference = p.now.clone();
+    } else if (!p.image_rows.empty()) {
+      auto idx = at::tensor(p.image_rows, at::kLong);
+      slot.reference.index_copy_(0, idx, p.now.index_select(0, idx));
     }
   }
-  slot->prefix_ids = prefix;
-  ++slot->prefills;
-  r.logits = *out;
-  r.full = full;
-  r.image_recomputed = static_cast<int>(image_rows.size());
-  r.rows_computed = static_cast<int>(positions.size());
-  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return r;
+  slot.prefix_ids = p.prefix;
+  ++slot.prefills;
+  p.result.logits = logits;
+}
+
+expected<prefill_result> prefill_cache::prefill(stream_id stream, const prompt_layout& prompt,
+                                                const tensor_handle& features) {
+  auto out = prefill_batch({request{stream, &prompt, &features}});
+  return std::move(out[0]);
+}
+
+std::vector<expected<prefill_result>> prefill_cache::prefill_batch(const std::vector<request>& batch) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<expected<prefill_result>> out;
+  std::vector<plan> plans;
+  std::vector<std::size_t> slot_of;  // plans[i] answers batch[slot_of[i]]
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    bool twice = false;
+    for (std::size_t j = 0; j < i; ++j) twice |= batch[j].stream == batch[i].stream;
+    if (twice) {
+      out.emplace_back(error{errc::invalid_argument, "prefill: stream " + std::to_string(batch[i].stream) +
+                                                         " appears twice in one batch"});
+      continue;
+    }
+    auto p = make_plan(batch[i]);
+    if (!p) {
+      out.emplace_back(p.err());
+      continue;
+    }
+    out.emplace_back(prefill_result{});
+    slot_of.push_back(i);
+    plans.push_back(std::move(*p));
+  }
+  if (plans.empty()) return out;
+  std::vector<kv_sequence*> seqs;
+  std::vector<tensor_handle> rows;
+  std::vector<std::vector<int>> positions;
+  for (auto& p : plans) {
+    seqs.push_back(&p.slot->seq);
+    rows.push_back(p.rows);
+    positions.push_back(p.positions);
+  }
+  auto logits = model_.forward_batch(seqs, rows, positions);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (!logits) {
+      streams_.erase(plans[i].stream);  // its KV may be half written
+      out[slot_of[i]] = logits.err();
+      continue;
+    }
+    finish(plans[i], (*logits)[i]);
+    plans[i].result.ms = ms;
+    out[slot_of[i]] = std::move(plans[i].result);
+  }
+  return out;
 }
 
 kv_sequence* prefill_cache::sequence(stream_id stream) {

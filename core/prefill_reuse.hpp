@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "core/cache_stats.hpp"
 #include "core/error.hpp"
@@ -52,6 +53,16 @@ class prefill_cache {
   /// dropped (the next prefill runs in full) and nothing else changes.
   [[nodiscard]] expected<prefill_result> prefill(stream_id stream, const prompt_layout& prompt,
                                                  const tensor_handle& features);
+
+  struct request {
+    stream_id stream = 0;
+    const prompt_layout* prompt = nullptr;
+    const tensor_handle* features = nullptr;
+  };
+  /// Several streams' prefills in one forward pass (the weights are read
+  /// once for all their rows); each stream at most once. `ms` is the batch's
+  /// time. A request's error concerns that stream only.
+  [[nodiscard]] std::vector<expected<prefill_result>> prefill_batch(const std::vector<request>& batch);
   /// The stream's sequence, positioned after the prompt: decode from here.
   /// Generated tokens are cut off again at the next prefill.
   [[nodiscard]] kv_sequence* sequence(stream_id stream);
@@ -61,6 +72,9 @@ class prefill_cache {
 
  private:
   struct stream_state;
+  struct plan;
+  [[nodiscard]] expected<plan> make_plan(const request& q);
+  void finish(plan& p, const tensor_handle& logits);
   language_model& model_;
   reuse_options options_;
   std::map<stream_id, std::unique_ptr<stream_state>> streams_;

@@ -160,7 +160,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   if (llm) {
     // The answerer computes for seconds per message: its own thread.
     routing.answerer = sys.spawn<caf::detached>(actors::answerer_actor, llm,
-                                                actors::answerer_settings{spec.llm.question, 16}, sinks);
+                                                actors::answerer_settings{spec.llm.question, 16, spec.llm.max_batch}, sinks);
     routing.policy = spec.llm.policy;
   }
   if (view)

@@ -78,6 +78,7 @@ void read_llm(table_reader& r, llm_spec& l) {
   l.policy.change_threshold = r.number("change_threshold", 0.0, 1.0).value_or(0.0);
   l.policy.first_frame = r.boolean("first_frame").value_or(true);
   l.request_endpoint = r.string("request_endpoint").value_or("");
+  l.max_batch = static_cast<int>(r.integer("max_batch", 1, 64).value_or(l.max_batch));
   if (!l.request_endpoint.empty() && l.request_endpoint.find("://") == std::string::npos)
     r.fail("request_endpoint", "'" + l.request_endpoint + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");
   l.options.device = r.string("device").value_or("cpu");

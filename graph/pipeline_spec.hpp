@@ -69,6 +69,7 @@ struct llm_spec {
   answer_options answer;  ///< template, sampling, KV reuse
   answer_policy_config policy{10, 0.0, true};
   std::string request_endpoint;  ///< tcp://HOST:PORT: a REP socket for on-demand questions
+  int max_batch = 4;             ///< streams answered together in one pass
   llm_options options;
 };
 

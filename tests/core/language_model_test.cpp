@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <unistd.h>
 
 #include "core/answerer.hpp"
@@ -349,6 +350,50 @@ struct reuse_fixture {
   }
   tensor_handle h(const std::vector<float>& f) { return tensor_handle::from_floats(f.data(), {16, 48}); }
 };
+
+// Batching several streams changes nothing but the speed.
+TEST(batching, a_batched_forward_equals_separate_ones) {
+  auto lm = load_lm("standalone");
+  const auto ids = ref_ids("text_ids");
+  const std::vector<int> other(ids.begin(), ids.begin() + 6);
+  kv_sequence a1, b1, a2, b2;
+  auto la = *lm->append(a1, *lm->embed(ids), true);
+  auto lb = *lm->append(b1, *lm->embed(other), true);
+  std::vector<int> pa(ids.size()), pb(other.size());
+  std::iota(pa.begin(), pa.end(), 0);
+  std::iota(pb.begin(), pb.end(), 0);
+  auto both = lm->forward_batch({&a2, &b2}, {*lm->embed(ids), *lm->embed(other)}, {pa, pb}, true);
+  ASSERT_TRUE(both) << both.err().message;
+  EXPECT_LT(rel_error((*both)[0].data(), la.to_vector()), 1e-5);
+  EXPECT_LT(rel_error((*both)[1].data(), lb.to_vector()), 1e-5);
+  EXPECT_EQ(a2.length(), static_cast<int>(ids.size()));
+  EXPECT_EQ(b2.length(), 6);
+  EXPECT_FALSE(lm->forward_batch({&a2, &a2}, {*lm->embed({5}), *lm->embed({6})}, {{a2.length()}, {a2.length()}}));
+}
+
+TEST(batching, answers_in_a_batch_equal_answers_one_by_one) {
+  answer_options o;
+  o.sampling.max_new_tokens = 6;
+  auto one = *answerer::load(dir + "llava_new", "", llm_options{}, o);
+  auto many = *answerer::load(dir + "llava_new", "", llm_options{}, o);
+  auto base = ref_floats("features");
+  auto moved = base;
+  for (auto& v : moved) v = v * 0.8f - 0.1f;
+  const auto fa = tensor_handle::from_floats(base.data(), {16, 48});
+  const auto fb = tensor_handle::from_floats(moved.data(), {16, 48});
+  for (int round = 0; round < 2; ++round) {  // the second round reuses KV
+    auto a = one->ask(1, fa, "How many cars?");
+    auto b = one->ask(2, fb, "Is the door open?");
+    auto batch = many->ask_batch({{1, fa, "How many cars?"}, {2, fb, "Is the door open?"}, {1, fb, "twice"}});
+    ASSERT_TRUE(a && b && batch[0] && batch[1]);
+    EXPECT_EQ(batch[0]->ids, a->ids);
+    EXPECT_EQ(batch[1]->ids, b->ids);
+    EXPECT_EQ(batch[0]->full_prefill, round == 0);
+    EXPECT_EQ(batch[0]->batch, 2);
+    ASSERT_FALSE(batch[2]);  // a stream at most once per batch
+    EXPECT_NE(batch[2].err().message.find("twice"), std::string::npos);
+  }
+}
 
 TEST(prefill_reuse, unchanged_image_recomputes_only_the_suffix) {
   reuse_fixture fx;
