@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <numeric>
 #include <nlohmann/json.hpp>
 
 #include "connectors/line_chart.hpp"
@@ -56,6 +57,9 @@ void add_bench_llm_command(CLI::App& bench, bench_llm_options& o) {
   c->add_option("--frames", o.frames, "Frames")->default_val(o.frames)->check(CLI::Range(2, 100000));
   c->add_option("--stride", o.stride, "Use every stride-th frame (10 = 1 FPS on vtest)")->default_val(1)->check(CLI::Range(1, 1000));
   c->add_option("--start", o.start, "First source frame")->default_val(0);
+  c->add_option("--streams", o.streams, "Streams answered together (offsets of one video), batched in both paths")
+      ->default_val(1)->check(CLI::Range(1, 64));
+  c->add_option("--stream-offset", o.stream_offset, "Source frames between stream starts")->default_val(150);
   c->add_option("--answer-tokens", o.answer_tokens, "Greedy tokens compared per frame")->default_val(o.answer_tokens)->check(CLI::Range(1, 512));
   c->add_option("--recompute-first", o.recompute_first, "Earliest image positions always recomputed")->default_val(o.recompute_first);
   c->add_option("--recompute-deviation", o.recompute_deviation, "Also the N unchanged tokens that deviate most")->default_val(0);
@@ -91,12 +95,14 @@ int run_bench_llm(const bench_llm_options& o) {
     std::fprintf(stderr, "NOTICE: %s -- RANDOM weights: speed is real, agreement figures only indicate\n",
                  lm.description().c_str());
   const auto& c = enc->config();
-  auto data = load_stream_frames(o.video, 1, o.start, 0, o.frames, o.stride, c.image_size, c.patch_size);
+  const int n_streams = o.streams;
+  auto data = load_stream_frames(o.video, n_streams, o.start, o.stream_offset, o.frames, o.stride, c.image_size,
+                                 c.patch_size);
   if (!data) {
     std::fprintf(stderr, "error: %s\n", data.err().message.c_str());
     return 2;
   }
-  const auto& frames = (*data)[0];
+  const std::size_t frame_count = (*data)[0].pixels.size();
   const auto grid = *patch_grid::make(c.image_size, c.patch_size);
   auto gate = *reference_gate::make(grid, graph::default_gate());
   auto drift = *drift_controller::make(grid.count(), drift_config{});
@@ -106,67 +112,122 @@ int run_bench_llm(const bench_llm_options& o) {
     std::fprintf(stderr, "error: %s\n", prompt.err().message.c_str());
     return 2;
   }
+  std::vector<int> all_positions(prompt->ids.size());
+  std::iota(all_positions.begin(), all_positions.end(), 0);
   prefill_cache cache(lm, ao.reuse);
   const int vocab = lm.config().vocab_size;
   sampling_options greedy;
   greedy.max_new_tokens = o.answer_tokens;
 
+  // Per frame index: times per stream (a batch's time over its streams);
+  // per stream and frame: shares and agreement.
   std::vector<double> full_ms, reuse_ms, image_share, rows_share, kl, token_agree, encoder_share, frame_index;
+  std::vector<double> frame_image_share, frame_encoder_share, frame_kl_max;  // per frame, over the streams
   int top1 = 0, answers_equal = 0, compared = 0, forced_full = 0;
-  std::printf("%5s %8s %9s %9s %8s %7s %10s %6s %7s\n", "frame", "enc %", "full ms", "reuse ms", "speedup",
-              "img %", "KL", "top1", "answer");
-  for (std::size_t f = 0; f < frames.pixels.size(); ++f) {
-    auto d = gate.decide(0, frames.sigs[f]);
-    auto plan = drift.plan(0, *d);
-    auto enc_out = enc->encode({{0, frames.pixels[f].data(), plan->positions, plan->full}});
+  std::printf("%5s %8s %9s %9s %8s %7s %10s %6s %7s   (per stream; %d stream%s batched)\n", "frame", "enc %",
+              "full ms", "reuse ms", "speedup", "img %", "KL max", "top1", "answers", n_streams, n_streams > 1 ? "s" : "");
+  for (std::size_t f = 0; f < frame_count; ++f) {
+    std::vector<frame_request> batch;
+    std::vector<compute_plan> plans;
+    for (int st = 0; st < n_streams; ++st) {
+      const auto id = static_cast<stream_id>(st);
+      auto d = gate.decide(id, (*data)[st].sigs[f]);
+      auto plan = drift.plan(id, *d);
+      batch.push_back({id, (*data)[st].pixels[f].data(), plan->positions, plan->full});
+      plans.push_back(*plan);
+    }
+    auto enc_out = enc->encode(batch);
     if (!enc_out) {
       std::fprintf(stderr, "error: %s\n", enc_out.err().message.c_str());
       return 1;
     }
-    (void)gate.commit(0, frames.sigs[f], plan->positions, f);
-    drift.commit(0, *plan);
-    const auto& feats = (*enc_out)[0].features;
+    std::vector<tensor_handle> feats;
+    for (int st = 0; st < n_streams; ++st) {
+      (void)gate.commit(static_cast<stream_id>(st), (*data)[st].sigs[f], plans[st].positions, f);
+      drift.commit(static_cast<stream_id>(st), plans[st]);
+      feats.push_back((*enc_out)[st].features);
+    }
 
+    // The baseline: every stream's whole prompt, batched as well.
     auto t0 = clock_type::now();
-    kv_sequence full_seq;
-    auto embeds = lm.embed(prompt->ids, &feats);
-    auto full = embeds ? lm.append(full_seq, *embeds) : expected<tensor_handle>(embeds.err());
+    std::vector<kv_sequence> full_seqs(static_cast<std::size_t>(n_streams));
+    std::vector<kv_sequence*> full_ptrs;
+    std::vector<tensor_handle> full_rows;
+    std::vector<std::vector<int>> full_pos;
+    for (int st = 0; st < n_streams; ++st) {
+      auto e = lm.embed(prompt->ids, &feats[st]);
+      if (!e) {
+        std::fprintf(stderr, "error: %s\n", e.err().message.c_str());
+        return 1;
+      }
+      full_ptrs.push_back(&full_seqs[st]);
+      full_rows.push_back(*e);
+      full_pos.push_back(all_positions);
+    }
+    auto full = lm.forward_batch(full_ptrs, full_rows, full_pos);
     const double full_t = ms_since(t0);
-    auto reused = cache.prefill(0, *prompt, feats);
-    if (!full || !reused) {
-      std::fprintf(stderr, "error: %s\n", (!full ? full.err() : reused.err()).message.c_str());
+    std::vector<prefill_cache::request> requests;
+    for (int st = 0; st < n_streams; ++st) requests.push_back({static_cast<stream_id>(st), &*prompt, &feats[st]});
+    auto reused = cache.prefill_batch(requests);
+    if (!full) {
+      std::fprintf(stderr, "error: %s\n", full.err().message.c_str());
       return 1;
     }
-    auto a_full = lm.generate(full_seq, *full, greedy);
-    auto a_reuse = lm.generate(*cache.sequence(0), reused->logits, greedy);
+    std::vector<kv_sequence*> reuse_ptrs;
+    std::vector<tensor_handle> reuse_logits;
+    for (int st = 0; st < n_streams; ++st) {
+      if (!reused[st]) {
+        std::fprintf(stderr, "error: %s\n", reused[st].err().message.c_str());
+        return 1;
+      }
+      reuse_ptrs.push_back(cache.sequence(static_cast<stream_id>(st)));
+      reuse_logits.push_back(reused[st]->logits);
+    }
+    auto a_full = lm.generate_batch(full_ptrs, *full, greedy);
+    auto a_reuse = lm.generate_batch(reuse_ptrs, reuse_logits, greedy);
     if (!a_full || !a_reuse) {
       std::fprintf(stderr, "error: %s\n", (!a_full ? a_full.err() : a_reuse.err()).message.c_str());
       return 1;
     }
     if (f == 0) continue;  // both run in full on the first frame
-    if (reused->full) ++forced_full;
-    const float* lf = full->data();
-    const float* lr = reused->logits.data();
-    const double k = kl_divergence(lf, lr, vocab);
-    const bool same_top = argmax(lf, vocab) == argmax(lr, vocab);
-    std::size_t agree = 0;
-    while (agree < a_full->ids.size() && agree < a_reuse->ids.size() && a_full->ids[agree] == a_reuse->ids[agree])
-      ++agree;
-    const bool same_answer = a_full->ids == a_reuse->ids;
+    const double reuse_t = reused[0]->ms;
+    double frame_kl = 0, frame_img = 0, frame_enc = 0;
+    int frame_top = 0, frame_same = 0;
+    for (int st = 0; st < n_streams; ++st) {
+      const auto& r = *reused[st];
+      if (r.full) ++forced_full;
+      const float* lf = (*full)[st].data();
+      const float* lr = r.logits.data();
+      const double k = kl_divergence(lf, lr, vocab);
+      const bool same_top = argmax(lf, vocab) == argmax(lr, vocab);
+      const auto& ga = (*a_full)[st].ids;
+      const auto& gr = (*a_reuse)[st].ids;
+      std::size_t agree = 0;
+      while (agree < ga.size() && agree < gr.size() && ga[agree] == gr[agree]) ++agree;
+      image_share.push_back(static_cast<double>(r.image_recomputed) / std::max(1, r.image_tokens));
+      rows_share.push_back(static_cast<double>(r.rows_computed) / r.prompt_tokens);
+      const auto& e = (*enc_out)[st];
+      encoder_share.push_back(e.full ? 1.0 : static_cast<double>(e.computed) / grid.count());
+      kl.push_back(k);
+      token_agree.push_back(static_cast<double>(agree) / static_cast<double>(ga.size()));
+      top1 += same_top;
+      answers_equal += ga == gr;
+      ++compared;
+      frame_kl = std::max(frame_kl, k);
+      frame_img += image_share.back() / n_streams;
+      frame_enc += encoder_share.back() / n_streams;
+      frame_top += same_top;
+      frame_same += ga == gr;
+    }
     frame_index.push_back(static_cast<double>(f));
-    full_ms.push_back(full_t);
-    reuse_ms.push_back(reused->ms);
-    image_share.push_back(static_cast<double>(reused->image_recomputed) / std::max(1, reused->image_tokens));
-    rows_share.push_back(static_cast<double>(reused->rows_computed) / reused->prompt_tokens);
-    encoder_share.push_back((*enc_out)[0].full ? 1.0 : static_cast<double>((*enc_out)[0].computed) / grid.count());
-    kl.push_back(k);
-    token_agree.push_back(static_cast<double>(agree) / static_cast<double>(a_full->ids.size()));
-    top1 += same_top;
-    answers_equal += same_answer;
-    ++compared;
-    std::printf("%5zu %7.1f%% %9.1f %9.1f %7.2fx %6.1f%% %10.3g %6s %7s\n", f, 100 * encoder_share.back(), full_t,
-                reused->ms, full_t / reused->ms, 100 * image_share.back(), k, same_top ? "yes" : "NO",
-                same_answer ? "same" : "DIFF");
+    frame_image_share.push_back(frame_img);
+    frame_encoder_share.push_back(frame_enc);
+    frame_kl_max.push_back(frame_kl);
+    full_ms.push_back(full_t / n_streams);
+    reuse_ms.push_back(reuse_t / n_streams);
+    std::printf("%5zu %7.1f%% %9.1f %9.1f %7.2fx %6.1f%% %10.3g %4d/%d %5d/%d\n", f, 100 * frame_enc,
+                full_ms.back(), reuse_ms.back(), full_t / reuse_t, 100 * frame_img, frame_kl, frame_top, n_streams,
+                frame_same, n_streams);
   }
   const double full_med = quantile(full_ms, 0.5), reuse_med = quantile(reuse_ms, 0.5);
   nlohmann::json j{{"model", o.model},
@@ -175,7 +236,8 @@ int run_bench_llm(const bench_llm_options& o) {
                    {"random_weights", lm.random_weights()},
                    {"video", o.video},
                    {"stride", o.stride},
-                   {"frames_compared", compared},
+                   {"streams", n_streams},
+                   {"comparisons", compared},
                    {"prompt_tokens", prompt->ids.size()},
                    {"image_tokens", prompt->image_count},
                    {"reuse", {{"recompute_first", o.recompute_first},
@@ -202,12 +264,14 @@ int run_bench_llm(const bench_llm_options& o) {
               j["top1_agreement"].get<double>(), mean(kl), j["kl_max"].get<double>(), o.answer_tokens,
               j["answers_identical"].get<double>());
   j["per_frame"] = {{"frame", frame_index}, {"prefill_full_ms", full_ms}, {"prefill_reuse_ms", reuse_ms},
-                    {"image_share_recomputed", image_share}, {"encoder_share_recomputed", encoder_share}, {"kl", kl}};
+                    {"image_share_recomputed", frame_image_share}, {"encoder_share_recomputed", frame_encoder_share},
+                    {"kl_max", frame_kl_max}};
   if (!o.plot.empty()) {
     connectors::chart_spec c;
-    c.title = "vlcache bench llm: full vs KV-reused prefill, " + o.model + (lm.random_weights() ? " (random weights)" : "");
+    c.title = "vlcache bench llm: full vs KV-reused prefill per stream, " + o.model + ", " + std::to_string(n_streams) +
+              (n_streams > 1 ? " streams batched" : " stream") + (lm.random_weights() ? " (random weights)" : "");
     c.x_label = "frame";
-    std::vector<double> img_pct = image_share, enc_pct = encoder_share;
+    std::vector<double> img_pct = frame_image_share, enc_pct = frame_encoder_share;
     for (auto& v : img_pct) v *= 100;
     for (auto& v : enc_pct) v *= 100;
     c.panels = {{"prefill time (ms)",
@@ -218,7 +282,9 @@ int run_bench_llm(const bench_llm_options& o) {
                  {{"image tokens in the prefill", {40, 90, 200}, frame_index, img_pct, false},
                   {"patches in the encoder", {30, 150, 60}, frame_index, enc_pct, false}},
                  true},
-                {"KL(full || reused) of the next token (nats)", {{"KL", {150, 80, 180}, frame_index, kl, true}}, true}};
+                {"KL(full || reused) of the next token, largest over the streams (nats)",
+                 {{"KL", {150, 80, 180}, frame_index, frame_kl_max, true}},
+                 true}};
     if (auto st = connectors::write_chart_png(o.plot, c); !st) {
       std::fprintf(stderr, "error: %s\n", st.err().message.c_str());
       return 1;

@@ -23,6 +23,8 @@ struct bench_llm_options {
   int frames = 30;
   int stride = 1;
   int start = 0;
+  int streams = 1;
+  int stream_offset = 150;
   int answer_tokens = 8;
   int recompute_first = 4;
   int recompute_deviation = 0;
