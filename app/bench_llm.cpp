@@ -268,7 +268,7 @@ int run_bench_llm(const bench_llm_options& o) {
                     {"kl_max", frame_kl_max}};
   if (!o.plot.empty()) {
     connectors::chart_spec c;
-    c.title = "vlcache bench llm: full vs KV-reused prefill per stream, " + o.model + ", " + std::to_string(n_streams) +
+    c.title = "vlcache bench llm: full vs KV-reused prefill, " + o.model + ", " + std::to_string(n_streams) +
               (n_streams > 1 ? " streams batched" : " stream") + (lm.random_weights() ? " (random weights)" : "");
     c.x_label = "frame";
     std::vector<double> img_pct = frame_image_share, enc_pct = frame_encoder_share;

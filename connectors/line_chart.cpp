@@ -36,7 +36,12 @@ status write_chart_png(const std::string& path, const chart_spec& c) {
   const int height = top + static_cast<int>(c.panels.size()) * c.panel_height + bottom;
   cv::Mat img(height, c.width, CV_8UC3, cv::Scalar(255, 255, 255));
   const auto font = cv::FONT_HERSHEY_SIMPLEX;
-  cv::putText(img, c.title, cv::Point(left, 32), font, 0.75, cv::Scalar(0, 0, 0), 2, cv::LINE_AA);
+  // The title shrinks to fit the width rather than run off the image.
+  double title_scale = 0.75;
+  int base = 0;
+  while (title_scale > 0.35 && cv::getTextSize(c.title, font, title_scale, 2, &base).width > c.width - left - 10)
+    title_scale -= 0.05;
+  cv::putText(img, c.title, cv::Point(left, 32), font, title_scale, cv::Scalar(0, 0, 0), 2, cv::LINE_AA);
   double x0 = 1e300, x1 = -1e300;
   for (const auto& p : c.panels)
     for (const auto& s : p.series)
