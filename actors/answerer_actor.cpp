@@ -10,19 +10,6 @@ namespace {
 
 double ms(steady::time_point a, steady::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
 
-expected<answer_record> run(answerer_state& s, const answer_job& job, bool on_demand) {
-  auto a = s.llm->ask(job.tag.stream, job.features, job.question.empty() ? s.settings.question : job.question);
-  if (!a) return a.err();
-  answer_record r;
-  r.tag = job.tag;
-  r.result = std::move(*a);
-  r.on_demand = on_demand;
-  r.encode_ms = job.encode_ms;
-  r.total_ms = ms(job.read_at, steady::now());
-  r.kv_bytes = s.llm->kv_bytes(job.tag.stream);
-  return r;
-}
-
 std::vector<expected<answer_record>> run_batch(answerer_state& s, const std::vector<answer_job>& jobs) {
   std::vector<answerer::question_about> batch;
   for (const auto& job : jobs)
@@ -95,8 +82,9 @@ caf::behavior answerer_actor(caf::stateful_actor<answerer_state>* self, std::sha
         if (!s.on_demand.empty()) {
           auto [job, rp] = std::move(s.on_demand.front());
           s.on_demand.pop_front();
-          auto r = run(s, job, true);
+          auto r = std::move(run_batch(s, {job})[0]);
           if (r) {
+            r->on_demand = true;
             account(s, *r);
             for (const auto& sink : s.sinks) self->send(sink, *r);
             rp.deliver(*r);
