@@ -57,6 +57,12 @@ expected<std::unique_ptr<live_view>> live_view::start(const live_view_options& o
   v->metrics_ = std::move(metrics);
   v->counters_ = std::move(counters);
   auto server = std::make_shared<httplib::Server>();
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a
+  // second pipeline on the same port binds too and gets half the requests.
+  server->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   live_view* self = v.get();
   server->Get("/", [self](const httplib::Request&, httplib::Response& res) {
     self->watched();
@@ -93,8 +99,15 @@ expected<std::unique_ptr<live_view>> live_view::start(const live_view_options& o
 live_view::~live_view() { stop(); }
 
 void live_view::stop() {
-  if (server_) static_cast<httplib::Server*>(server_.get())->stop();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;
+  auto* server = static_cast<httplib::Server*>(server_.get());
+  // stop() only ends a loop that has begun: a view stopped right after it
+  // started waits for its thread to be listening first.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!server->is_running() && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  server->stop();
+  thread_.join();
 }
 
 std::string live_view::address() const { return "http://" + options_.host + ":" + std::to_string(options_.port); }

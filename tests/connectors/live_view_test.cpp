@@ -1,0 +1,81 @@
+// The live view's contract with the pipeline: it holds no pixels while
+// nobody watches, keeps at most max_view_fps frames per camera per second
+// while someone does, and serves what it kept.
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "connectors/live_view.hpp"
+
+namespace vlcache::connectors {
+namespace {
+
+constexpr int port = 8941;
+
+view_frame frame(std::uint64_t seq) {
+  auto img = std::make_shared<preprocessed_image>();
+  img->size = 32;
+  img->rgb.assign(32 * 32 * 3, static_cast<std::uint8_t>(seq * 7));
+  view_frame f;
+  f.stream = "gate";
+  f.seq = seq;
+  f.grid_side = 4;
+  f.computed = 2;
+  f.positions = std::make_shared<const std::vector<int>>(std::vector<int>{1, 6});
+  f.image = img;
+  return f;
+}
+
+TEST(live_view, keeps_frames_only_while_watched_and_at_most_its_rate) {
+  live_view_options o;
+  o.port = port;
+  o.max_view_fps = 2.0;
+  auto view = live_view::start(o, "test", [] { return std::string("vlcache_up 1\n"); },
+                               [] { return nlohmann::json{{"gate", {{"read", 5}}}}; });
+  ASSERT_TRUE(view) << view.err().message;
+  for (std::uint64_t i = 0; i < 50; ++i) (*view)->offer_frame(frame(i));
+  EXPECT_EQ((*view)->frames_kept(), 0u);  // nobody has asked yet
+
+  httplib::Client http("127.0.0.1", port);
+  EXPECT_EQ(http.Get("/frame/gate.jpg")->status, 404);  // nothing kept, and now someone watches
+  auto state = http.Get("/api/state");
+  ASSERT_TRUE(state);
+  auto j = nlohmann::json::parse(state->body);
+  EXPECT_EQ(j["streams"][0]["name"], "gate");
+  EXPECT_EQ(j["streams"][0]["seq"], 49);
+  EXPECT_EQ(j["streams"][0]["counters"]["read"], 5);
+  EXPECT_NEAR(j["streams"][0]["computed_share"].get<double>(), 2.0 / 16, 1e-9);
+  for (std::uint64_t i = 50; i < 150; ++i) (*view)->offer_frame(frame(i));  // well within half a second
+  EXPECT_EQ((*view)->frames_kept(), 1u);
+  auto jpeg = http.Get("/frame/gate.jpg");
+  ASSERT_TRUE(jpeg);
+  EXPECT_EQ(jpeg->status, 200);
+  ASSERT_GT(jpeg->body.size(), 3u);
+  EXPECT_EQ(static_cast<unsigned char>(jpeg->body[0]), 0xFF);
+  EXPECT_EQ(static_cast<unsigned char>(jpeg->body[1]), 0xD8);
+  EXPECT_EQ(http.Get("/frame/nobody.jpg")->status, 404);
+  EXPECT_EQ(http.Get("/metrics")->body, "vlcache_up 1\n");
+  EXPECT_EQ(http.Get("/healthz")->body, "ok\n");
+  EXPECT_NE(http.Get("/")->body.find("/api/state"), std::string::npos);
+
+  // Answers arrive as sink lines; frame lines are ignored.
+  (*view)->write("gate", R"({"kind":"frame","seq":1})");
+  (*view)->write("gate", R"({"kind":"answer","seq":3,"text":"two people"})");
+  j = nlohmann::json::parse(http.Get("/api/state")->body);
+  ASSERT_EQ(j["streams"][0]["answers"].size(), 1u);
+  EXPECT_EQ(j["streams"][0]["answers"][0]["text"], "two people");
+  (*view)->stop();
+}
+
+TEST(live_view, a_busy_port_is_named) {
+  live_view_options o;
+  o.port = port + 1;
+  auto first = live_view::start(o, "a", nullptr, nullptr);
+  ASSERT_TRUE(first);
+  auto second = live_view::start(o, "b", nullptr, nullptr);
+  ASSERT_FALSE(second);
+  EXPECT_NE(second.err().message.find(std::to_string(port + 1)), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vlcache::connectors
