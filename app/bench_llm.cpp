@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <nlohmann/json.hpp>
@@ -45,76 +46,21 @@ double kl_divergence(const float* p_logits, const float* q_logits, int n) {
 
 int argmax(const float* l, int n) { return static_cast<int>(std::max_element(l, l + n) - l); }
 
-}  // namespace
-
-void add_bench_llm_command(CLI::App& bench, bench_llm_options& o) {
-  auto* c = bench.add_subcommand("llm", "Full vs KV-reused prefill over the visual tokens of a real video");
-  c->add_option("--model", o.model, "Preset or Hugging Face LLaVA folder")->default_val(o.model);
-  c->add_option("--tokenizer", o.tokenizer, "sentencepiece model (default: the snapshot's tokenizer.model)");
-  c->add_option("--video", o.video, "Video file")->default_val(o.video);
-  c->add_option("--question", o.question, "The question asked of every frame")->default_val(o.question);
-  c->add_option("--template", o.prompt_template, "Prompt template")->default_val(default_prompt_template);
-  c->add_option("--frames", o.frames, "Frames")->default_val(o.frames)->check(CLI::Range(2, 100000));
-  c->add_option("--stride", o.stride, "Use every stride-th frame (10 = 1 FPS on vtest)")->default_val(1)->check(CLI::Range(1, 1000));
-  c->add_option("--start", o.start, "First source frame")->default_val(0);
-  c->add_option("--streams", o.streams, "Streams answered together (offsets of one video), batched in both paths")
-      ->default_val(1)->check(CLI::Range(1, 64));
-  c->add_option("--stream-offset", o.stream_offset, "Source frames between stream starts")->default_val(150);
-  c->add_option("--answer-tokens", o.answer_tokens, "Greedy tokens compared per frame")->default_val(o.answer_tokens)->check(CLI::Range(1, 512));
-  c->add_option("--recompute-first", o.recompute_first, "Earliest image positions always recomputed")->default_val(o.recompute_first);
-  c->add_option("--recompute-deviation", o.recompute_deviation, "Also the N unchanged tokens that deviate most")->default_val(0);
-  c->add_option("--change-tolerance", o.change_tolerance, "Relative L2 change of a visual token that counts as changed")->default_val(0.0);
-  c->add_option("--full-every", o.full_every, "Full prefill every N frames (0: never forced)")->default_val(0);
-  c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
-  c->add_option("--dtype", o.dtype, "The language model's dtype: f32 or bf16")->default_val("f32");
-  c->add_option("--json", o.json, "Write the results as JSON");
-  c->add_option("--plot", o.plot, "Write a PNG: prefill time, share recomputed and KL per frame");
-}
-
-int run_bench_llm(const bench_llm_options& o) {
-  auto enc = load_encoder_or_report(o.model, "cpu", "f32", o.threads);
-  if (!enc) return 2;
-  llm_options lo;
-  lo.threads = o.threads;
-  lo.dtype = o.dtype;
-  answer_options ao;
-  ao.prompt_template = o.prompt_template;
-  ao.sampling.max_new_tokens = o.answer_tokens;
-  ao.reuse.recompute_first = o.recompute_first;
-  ao.reuse.recompute_deviation = o.recompute_deviation;
-  ao.reuse.change_tolerance = o.change_tolerance;
-  ao.reuse.full_every = o.full_every;
-  auto loaded = answerer::load(o.model, o.tokenizer, lo, ao);
-  if (!loaded) {
-    std::fprintf(stderr, "error: %s\n", loaded.err().message.c_str());
-    return 2;
-  }
-  answerer& llm = **loaded;
-  language_model& lm = llm.model();
-  if (lm.random_weights())
-    std::fprintf(stderr, "NOTICE: %s -- RANDOM weights: speed is real, agreement figures only indicate\n",
-                 lm.description().c_str());
-  const auto& c = enc->config();
-  const int n_streams = o.streams;
-  auto data = load_stream_frames(o.video, n_streams, o.start, o.stream_offset, o.frames, o.stride, c.image_size,
-                                 c.patch_size);
-  if (!data) {
-    std::fprintf(stderr, "error: %s\n", data.err().message.c_str());
-    return 2;
-  }
-  const std::size_t frame_count = (*data)[0].pixels.size();
+/// One pass over the frames with `reuse`: full and reused prefills side by
+/// side for every stream, figures as JSON. Throws on a model error.
+nlohmann::json run_once(vision_encoder& enc, language_model& lm, const prompt_layout& prompt,
+                        const std::vector<stream_frames>& data, const reuse_options& reuse, const bench_llm_options& o,
+                        bool verbose) {
+  const auto& c = enc.config();
+  const int n_streams = static_cast<int>(data.size());
+  for (int st = 0; st < n_streams; ++st) enc.end_stream(static_cast<stream_id>(st));
+  const std::size_t frame_count = data[0].pixels.size();
   const auto grid = *patch_grid::make(c.image_size, c.patch_size);
   auto gate = *reference_gate::make(grid, graph::default_gate());
   auto drift = *drift_controller::make(grid.count(), drift_config{});
-  auto prompt = llm.tokens().build_prompt(o.prompt_template, o.question, lm.config().image_token_index,
-                                          c.output_tokens());
-  if (!prompt) {
-    std::fprintf(stderr, "error: %s\n", prompt.err().message.c_str());
-    return 2;
-  }
-  std::vector<int> all_positions(prompt->ids.size());
+  std::vector<int> all_positions(prompt.ids.size());
   std::iota(all_positions.begin(), all_positions.end(), 0);
-  prefill_cache cache(lm, ao.reuse);
+  prefill_cache cache(lm, reuse);
   const int vocab = lm.config().vocab_size;
   sampling_options greedy;
   greedy.max_new_tokens = o.answer_tokens;
@@ -124,26 +70,26 @@ int run_bench_llm(const bench_llm_options& o) {
   std::vector<double> full_ms, reuse_ms, image_share, rows_share, kl, token_agree, encoder_share, frame_index;
   std::vector<double> frame_image_share, frame_encoder_share, frame_kl_max;  // per frame, over the streams
   int top1 = 0, answers_equal = 0, compared = 0, forced_full = 0;
-  std::printf("%5s %8s %9s %9s %8s %7s %10s %6s %7s   (per stream; %d stream%s batched)\n", "frame", "enc %",
+  if (verbose)
+    std::printf("%5s %8s %9s %9s %8s %7s %10s %6s %7s   (per stream; %d stream%s batched)\n", "frame", "enc %",
               "full ms", "reuse ms", "speedup", "img %", "KL max", "top1", "answers", n_streams, n_streams > 1 ? "s" : "");
   for (std::size_t f = 0; f < frame_count; ++f) {
     std::vector<frame_request> batch;
     std::vector<compute_plan> plans;
     for (int st = 0; st < n_streams; ++st) {
       const auto id = static_cast<stream_id>(st);
-      auto d = gate.decide(id, (*data)[st].sigs[f]);
+      auto d = gate.decide(id, data[st].sigs[f]);
       auto plan = drift.plan(id, *d);
-      batch.push_back({id, (*data)[st].pixels[f].data(), plan->positions, plan->full});
+      batch.push_back({id, data[st].pixels[f].data(), plan->positions, plan->full});
       plans.push_back(*plan);
     }
-    auto enc_out = enc->encode(batch);
+    auto enc_out = enc.encode(batch);
     if (!enc_out) {
-      std::fprintf(stderr, "error: %s\n", enc_out.err().message.c_str());
-      return 1;
+      throw std::runtime_error(enc_out.err().message);
     }
     std::vector<tensor_handle> feats;
     for (int st = 0; st < n_streams; ++st) {
-      (void)gate.commit(static_cast<stream_id>(st), (*data)[st].sigs[f], plans[st].positions, f);
+      (void)gate.commit(static_cast<stream_id>(st), data[st].sigs[f], plans[st].positions, f);
       drift.commit(static_cast<stream_id>(st), plans[st]);
       feats.push_back((*enc_out)[st].features);
     }
@@ -155,10 +101,9 @@ int run_bench_llm(const bench_llm_options& o) {
     std::vector<tensor_handle> full_rows;
     std::vector<std::vector<int>> full_pos;
     for (int st = 0; st < n_streams; ++st) {
-      auto e = lm.embed(prompt->ids, &feats[st]);
+      auto e = lm.embed(prompt.ids, &feats[st]);
       if (!e) {
-        std::fprintf(stderr, "error: %s\n", e.err().message.c_str());
-        return 1;
+        throw std::runtime_error(e.err().message);
       }
       full_ptrs.push_back(&full_seqs[st]);
       full_rows.push_back(*e);
@@ -167,18 +112,16 @@ int run_bench_llm(const bench_llm_options& o) {
     auto full = lm.forward_batch(full_ptrs, full_rows, full_pos);
     const double full_t = ms_since(t0);
     std::vector<prefill_cache::request> requests;
-    for (int st = 0; st < n_streams; ++st) requests.push_back({static_cast<stream_id>(st), &*prompt, &feats[st]});
+    for (int st = 0; st < n_streams; ++st) requests.push_back({static_cast<stream_id>(st), &prompt, &feats[st]});
     auto reused = cache.prefill_batch(requests);
     if (!full) {
-      std::fprintf(stderr, "error: %s\n", full.err().message.c_str());
-      return 1;
+      throw std::runtime_error(full.err().message);
     }
     std::vector<kv_sequence*> reuse_ptrs;
     std::vector<tensor_handle> reuse_logits;
     for (int st = 0; st < n_streams; ++st) {
       if (!reused[st]) {
-        std::fprintf(stderr, "error: %s\n", reused[st].err().message.c_str());
-        return 1;
+        throw std::runtime_error(reused[st].err().message);
       }
       reuse_ptrs.push_back(cache.sequence(static_cast<stream_id>(st)));
       reuse_logits.push_back(reused[st]->logits);
@@ -186,8 +129,7 @@ int run_bench_llm(const bench_llm_options& o) {
     auto a_full = lm.generate_batch(full_ptrs, *full, greedy);
     auto a_reuse = lm.generate_batch(reuse_ptrs, reuse_logits, greedy);
     if (!a_full || !a_reuse) {
-      std::fprintf(stderr, "error: %s\n", (!a_full ? a_full.err() : a_reuse.err()).message.c_str());
-      return 1;
+      throw std::runtime_error((!a_full ? a_full.err() : a_reuse.err()).message);
     }
     if (f == 0) continue;  // both run in full on the first frame
     const double reuse_t = reused[0]->ms;
@@ -225,7 +167,8 @@ int run_bench_llm(const bench_llm_options& o) {
     frame_kl_max.push_back(frame_kl);
     full_ms.push_back(full_t / n_streams);
     reuse_ms.push_back(reuse_t / n_streams);
-    std::printf("%5zu %7.1f%% %9.1f %9.1f %7.2fx %6.1f%% %10.3g %4d/%d %5d/%d\n", f, 100 * frame_enc,
+    if (verbose)
+      std::printf("%5zu %7.1f%% %9.1f %9.1f %7.2fx %6.1f%% %10.3g %4d/%d %5d/%d\n", f, 100 * frame_enc,
                 full_ms.back(), reuse_ms.back(), full_t / reuse_t, 100 * frame_img, frame_kl, frame_top, n_streams,
                 frame_same, n_streams);
   }
@@ -238,12 +181,12 @@ int run_bench_llm(const bench_llm_options& o) {
                    {"stride", o.stride},
                    {"streams", n_streams},
                    {"comparisons", compared},
-                   {"prompt_tokens", prompt->ids.size()},
-                   {"image_tokens", prompt->image_count},
-                   {"reuse", {{"recompute_first", o.recompute_first},
-                              {"recompute_deviation", o.recompute_deviation},
-                              {"change_tolerance", o.change_tolerance},
-                              {"full_every", o.full_every}}},
+                   {"prompt_tokens", prompt.ids.size()},
+                   {"image_tokens", prompt.image_count},
+                   {"reuse", {{"recompute_first", reuse.recompute_first},
+                              {"recompute_deviation", reuse.recompute_deviation},
+                              {"change_tolerance", reuse.change_tolerance},
+                              {"full_every", reuse.full_every}}},
                    {"encoder_share_recomputed_mean", mean(encoder_share)},
                    {"image_share_recomputed_mean", mean(image_share)},
                    {"prompt_share_recomputed_mean", mean(rows_share)},
@@ -257,15 +200,109 @@ int run_bench_llm(const bench_llm_options& o) {
                    {"answer_tokens", o.answer_tokens},
                    {"answers_identical", compared ? static_cast<double>(answers_equal) / compared : 0.0},
                    {"answer_token_prefix_agreement_mean", mean(token_agree)},
-                   {"threads", lm.config().hidden_size > 0 ? enc->threads() : 0}};
+                   {"threads", lm.config().hidden_size > 0 ? enc.threads() : 0}};
+  if (verbose) {
   std::printf("prefill: full %.1f ms, reused %.1f ms (median) -> %.2fx; image tokens recomputed %.1f%%, prompt %.1f%%\n",
               full_med, reuse_med, j["prefill_speedup"].get<double>(), 100 * mean(image_share), 100 * mean(rows_share));
   std::printf("vs full prefill: top-1 agreement %.3f, KL mean %.3g max %.3g, identical %d-token answers %.3f\n",
               j["top1_agreement"].get<double>(), mean(kl), j["kl_max"].get<double>(), o.answer_tokens,
               j["answers_identical"].get<double>());
+  }
   j["per_frame"] = {{"frame", frame_index}, {"prefill_full_ms", full_ms}, {"prefill_reuse_ms", reuse_ms},
                     {"image_share_recomputed", frame_image_share}, {"encoder_share_recomputed", frame_encoder_share},
                     {"kl_max", frame_kl_max}};
+  return j;
+}
+
+}  // namespace
+
+void add_bench_llm_command(CLI::App& bench, bench_llm_options& o) {
+  auto* c = bench.add_subcommand("llm", "Full vs KV-reused prefill over the visual tokens of a real video");
+  c->add_option("--model", o.model, "Preset or Hugging Face LLaVA folder")->default_val(o.model);
+  c->add_option("--tokenizer", o.tokenizer, "sentencepiece model (default: the snapshot's tokenizer.model)");
+  c->add_option("--video", o.video, "Video file")->default_val(o.video);
+  c->add_option("--question", o.question, "The question asked of every frame")->default_val(o.question);
+  c->add_option("--template", o.prompt_template, "Prompt template")->default_val(default_prompt_template);
+  c->add_option("--frames", o.frames, "Frames")->default_val(o.frames)->check(CLI::Range(2, 100000));
+  c->add_option("--stride", o.stride, "Use every stride-th frame (10 = 1 FPS on vtest)")->default_val(1)->check(CLI::Range(1, 1000));
+  c->add_option("--start", o.start, "First source frame")->default_val(0);
+  c->add_option("--streams", o.streams, "Streams answered together (offsets of one video), batched in both paths")
+      ->default_val(1)->check(CLI::Range(1, 64));
+  c->add_option("--stream-offset", o.stream_offset, "Source frames between stream starts")->default_val(150);
+  c->add_option("--answer-tokens", o.answer_tokens, "Greedy tokens compared per frame")->default_val(o.answer_tokens)->check(CLI::Range(1, 512));
+  c->add_option("--recompute-first", o.recompute_first, "Earliest image positions always recomputed")->default_val(o.recompute_first);
+  c->add_option("--recompute-deviation", o.recompute_deviation, "Also the N unchanged tokens that deviate most")->default_val(0);
+  c->add_option("--change-tolerance", o.change_tolerance, "Relative L2 change of a visual token that counts as changed")->default_val(0.0);
+  c->add_option("--full-every", o.full_every, "Full prefill every N frames (0: never forced)")->default_val(0);
+  c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
+  c->add_option("--dtype", o.dtype, "The language model's dtype: f32 or bf16")->default_val("f32");
+  c->add_option("--json", o.json, "Write the results as JSON");
+  c->add_option("--plot", o.plot, "Write a PNG: prefill time, share recomputed and KL per frame (and PLOT_sweep.png)");
+  c->add_option("--sweep-recompute-first", o.sweep_recompute_first,
+                "Also run at each number of earliest image positions recomputed (e.g. 0,2,4,8,16)")
+      ->delimiter(',');
+}
+
+int run_bench_llm(const bench_llm_options& o) {
+  auto enc = load_encoder_or_report(o.model, "cpu", "f32", o.threads);
+  if (!enc) return 2;
+  llm_options lo;
+  lo.threads = o.threads;
+  lo.dtype = o.dtype;
+  answer_options ao;
+  ao.prompt_template = o.prompt_template;
+  ao.sampling.max_new_tokens = o.answer_tokens;
+  ao.reuse.recompute_first = o.recompute_first;
+  ao.reuse.recompute_deviation = o.recompute_deviation;
+  ao.reuse.change_tolerance = o.change_tolerance;
+  ao.reuse.full_every = o.full_every;
+  auto loaded = answerer::load(o.model, o.tokenizer, lo, ao);
+  if (!loaded) {
+    std::fprintf(stderr, "error: %s\n", loaded.err().message.c_str());
+    return 2;
+  }
+  answerer& llm = **loaded;
+  language_model& lm = llm.model();
+  if (lm.random_weights())
+    std::fprintf(stderr, "NOTICE: %s -- RANDOM weights: speed is real, agreement figures only indicate\n",
+                 lm.description().c_str());
+  const auto& c = enc->config();
+  const int n_streams = o.streams;
+  auto data = load_stream_frames(o.video, n_streams, o.start, o.stream_offset, o.frames, o.stride, c.image_size,
+                                 c.patch_size);
+  if (!data) {
+    std::fprintf(stderr, "error: %s\n", data.err().message.c_str());
+    return 2;
+  }
+  auto prompt = llm.tokens().build_prompt(o.prompt_template, o.question, lm.config().image_token_index,
+                                          c.output_tokens());
+  if (!prompt) {
+    std::fprintf(stderr, "error: %s\n", prompt.err().message.c_str());
+    return 2;
+  }
+  nlohmann::json j;
+  try {
+    j = run_once(*enc, lm, *prompt, *data, ao.reuse, o, true);
+    for (int v : o.sweep_recompute_first) {
+      reuse_options r = ao.reuse;
+      r.recompute_first = v;
+      auto one = run_once(*enc, lm, *prompt, *data, r, o, false);
+      one.erase("per_frame");
+      std::printf("recompute_first %3d: %.2fx, image tokens recomputed %.1f%%, top-1 %.3f, KL mean %.3g\n", v,
+                  one["prefill_speedup"].get<double>(), 100 * one["image_share_recomputed_mean"].get<double>(),
+                  one["top1_agreement"].get<double>(), one["kl_mean"].get<double>());
+      j["sweep"].push_back(one);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  const auto& pf = j["per_frame"];
+  const auto frame_index = pf["frame"].get<std::vector<double>>(), full_ms = pf["prefill_full_ms"].get<std::vector<double>>(),
+             reuse_ms = pf["prefill_reuse_ms"].get<std::vector<double>>(),
+             frame_image_share = pf["image_share_recomputed"].get<std::vector<double>>(),
+             frame_encoder_share = pf["encoder_share_recomputed"].get<std::vector<double>>(),
+             frame_kl_max = pf["kl_max"].get<std::vector<double>>();
   if (!o.plot.empty()) {
     connectors::chart_spec c;
     c.title = "vlcache bench llm: full vs KV-reused prefill, " + o.model + ", " + std::to_string(n_streams) +
@@ -288,6 +325,32 @@ int run_bench_llm(const bench_llm_options& o) {
     if (auto st = connectors::write_chart_png(o.plot, c); !st) {
       std::fprintf(stderr, "error: %s\n", st.err().message.c_str());
       return 1;
+    }
+    if (j.contains("sweep")) {
+      connectors::chart_spec sw;
+      sw.title = "vlcache bench llm: speedup and agreement against the earliest image positions recomputed";
+      sw.x_label = "recompute_first (earliest image positions always recomputed)";
+      std::vector<double> x, speed, top, kl_mean, share;
+      for (const auto& r : j["sweep"]) {
+        x.push_back(r["reuse"]["recompute_first"].get<double>());
+        speed.push_back(r["prefill_speedup"]);
+        top.push_back(r["top1_agreement"]);
+        kl_mean.push_back(r["kl_mean"]);
+        share.push_back(100 * r["prompt_share_recomputed_mean"].get<double>());
+      }
+      sw.panels = {{"prefill speedup over a full prefill (x)", {{"speedup", {200, 50, 50}, x, speed, true}}, true},
+                   {"prompt rows computed (%)", {{"rows", {30, 150, 60}, x, share, true}}, true},
+                   {"agreement with the full prefill",
+                    {{"top-1 agreement", {40, 90, 200}, x, top, true}},
+                    false},
+                   {"KL mean (nats)", {{"KL", {150, 80, 180}, x, kl_mean, true}}, true}};
+      const auto path = std::filesystem::path(o.plot);
+      const auto sweep_path =
+          (path.parent_path() / (path.stem().string() + "_sweep" + path.extension().string())).string();
+      if (auto st = connectors::write_chart_png(sweep_path, sw); !st) {
+        std::fprintf(stderr, "error: %s\n", st.err().message.c_str());
+        return 1;
+      }
     }
   }
   if (!write_json_file(o.json, j)) return 1;

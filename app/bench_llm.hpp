@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -34,6 +35,7 @@ struct bench_llm_options {
   std::string dtype = "f32";  ///< the language model's
   std::string json;
   std::string plot;
+  std::vector<int> sweep_recompute_first;
 };
 
 void add_bench_llm_command(CLI::App& bench, bench_llm_options& opts);
