@@ -184,6 +184,7 @@ nlohmann::json run_once(vision_encoder& enc, language_model& lm, const prompt_la
                    {"prompt_tokens", prompt.ids.size()},
                    {"image_tokens", prompt.image_count},
                    {"reuse", {{"recompute_first", reuse.recompute_first},
+                              {"recompute_last", reuse.recompute_last},
                               {"recompute_deviation", reuse.recompute_deviation},
                               {"change_tolerance", reuse.change_tolerance},
                               {"full_every", reuse.full_every}}},
@@ -231,6 +232,7 @@ void add_bench_llm_command(CLI::App& bench, bench_llm_options& o) {
   c->add_option("--stream-offset", o.stream_offset, "Source frames between stream starts")->default_val(150);
   c->add_option("--answer-tokens", o.answer_tokens, "Greedy tokens compared per frame")->default_val(o.answer_tokens)->check(CLI::Range(1, 512));
   c->add_option("--recompute-first", o.recompute_first, "Earliest image positions always recomputed")->default_val(o.recompute_first);
+  c->add_option("--recompute-last", o.recompute_last, "Latest image positions always recomputed")->default_val(0);
   c->add_option("--recompute-deviation", o.recompute_deviation, "Also the N unchanged tokens that deviate most")->default_val(0);
   c->add_option("--change-tolerance", o.change_tolerance, "Relative L2 change of a visual token that counts as changed")->default_val(0.0);
   c->add_option("--full-every", o.full_every, "Full prefill every N frames (0: never forced)")->default_val(0);
@@ -240,6 +242,9 @@ void add_bench_llm_command(CLI::App& bench, bench_llm_options& o) {
   c->add_option("--plot", o.plot, "Write a PNG: prefill time, share recomputed and KL per frame (and PLOT_sweep.png)");
   c->add_option("--sweep-recompute-first", o.sweep_recompute_first,
                 "Also run at each number of earliest image positions recomputed (e.g. 0,2,4,8,16)")
+      ->delimiter(',');
+  c->add_option("--sweep-recompute-last", o.sweep_recompute_last,
+                "Also run at each number of latest image positions recomputed (e.g. 0,8,16,32)")
       ->delimiter(',');
 }
 
@@ -253,6 +258,7 @@ int run_bench_llm(const bench_llm_options& o) {
   ao.prompt_template = o.prompt_template;
   ao.sampling.max_new_tokens = o.answer_tokens;
   ao.reuse.recompute_first = o.recompute_first;
+  ao.reuse.recompute_last = o.recompute_last;
   ao.reuse.recompute_deviation = o.recompute_deviation;
   ao.reuse.change_tolerance = o.change_tolerance;
   ao.reuse.full_every = o.full_every;
@@ -283,16 +289,20 @@ int run_bench_llm(const bench_llm_options& o) {
   nlohmann::json j;
   try {
     j = run_once(*enc, lm, *prompt, *data, ao.reuse, o, true);
-    for (int v : o.sweep_recompute_first) {
-      reuse_options r = ao.reuse;
-      r.recompute_first = v;
-      auto one = run_once(*enc, lm, *prompt, *data, r, o, false);
-      one.erase("per_frame");
-      std::printf("recompute_first %3d: %.2fx, image tokens recomputed %.1f%%, top-1 %.3f, KL mean %.3g\n", v,
-                  one["prefill_speedup"].get<double>(), 100 * one["image_share_recomputed_mean"].get<double>(),
-                  one["top1_agreement"].get<double>(), one["kl_mean"].get<double>());
-      j["sweep"].push_back(one);
-    }
+    // A sweep varies the earliest or the latest positions recomputed, the other as given.
+    for (const bool last : {false, true})
+      for (int v : last ? o.sweep_recompute_last : o.sweep_recompute_first) {
+        reuse_options r = ao.reuse;
+        (last ? r.recompute_last : r.recompute_first) = v;
+        auto one = run_once(*enc, lm, *prompt, *data, r, o, false);
+        one.erase("per_frame");
+        one["swept"] = last ? "recompute_last" : "recompute_first";
+        std::printf("%s %3d: %.2fx, image tokens recomputed %.1f%%, top-1 %.3f, KL mean %.3g, same answers %.3f\n",
+                    last ? "recompute_last " : "recompute_first", v, one["prefill_speedup"].get<double>(),
+                    100 * one["image_share_recomputed_mean"].get<double>(), one["top1_agreement"].get<double>(),
+                    one["kl_mean"].get<double>(), one["answers_identical"].get<double>());
+        j["sweep"].push_back(one);
+      }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
@@ -328,22 +338,31 @@ int run_bench_llm(const bench_llm_options& o) {
     }
     if (j.contains("sweep")) {
       connectors::chart_spec sw;
-      sw.title = "vlcache bench llm: speedup and agreement against the earliest image positions recomputed";
-      sw.x_label = "recompute_first (earliest image positions always recomputed)";
-      std::vector<double> x, speed, top, kl_mean, share;
-      for (const auto& r : j["sweep"]) {
-        x.push_back(r["reuse"]["recompute_first"].get<double>());
-        speed.push_back(r["prefill_speedup"]);
-        top.push_back(r["top1_agreement"]);
-        kl_mean.push_back(r["kl_mean"]);
-        share.push_back(100 * r["prompt_share_recomputed_mean"].get<double>());
+      sw.title = "vlcache bench llm: speedup and agreement against the image positions always recomputed";
+      sw.x_label = "image positions always recomputed (earliest or latest)";
+      sw.panels = {{"prefill speedup over a full prefill (x)", {}, true},
+                   {"prompt rows computed (%)", {}, true},
+                   {"top-1 agreement with the full prefill", {}, false},
+                   {"KL mean (nats)", {}, true}};
+      for (const std::string kind : {"recompute_first", "recompute_last"}) {
+        std::vector<double> x, speed, top, kl_mean, share;
+        for (const auto& r : j["sweep"]) {
+          if (r["swept"] != kind) continue;
+          x.push_back(r["reuse"][kind].get<double>());
+          speed.push_back(r["prefill_speedup"]);
+          top.push_back(r["top1_agreement"]);
+          kl_mean.push_back(r["kl_mean"]);
+          share.push_back(100 * r["prompt_share_recomputed_mean"].get<double>());
+        }
+        if (x.empty()) continue;
+        const std::array<int, 3> colour = kind == "recompute_first" ? std::array<int, 3>{200, 50, 50}
+                                                                     : std::array<int, 3>{40, 90, 200};
+        const std::string name = kind == "recompute_first" ? "earliest" : "latest";
+        sw.panels[0].series.push_back({name, colour, x, speed, true});
+        sw.panels[1].series.push_back({name, colour, x, share, true});
+        sw.panels[2].series.push_back({name, colour, x, top, true});
+        sw.panels[3].series.push_back({name, colour, x, kl_mean, true});
       }
-      sw.panels = {{"prefill speedup over a full prefill (x)", {{"speedup", {200, 50, 50}, x, speed, true}}, true},
-                   {"prompt rows computed (%)", {{"rows", {30, 150, 60}, x, share, true}}, true},
-                   {"agreement with the full prefill",
-                    {{"top-1 agreement", {40, 90, 200}, x, top, true}},
-                    false},
-                   {"KL mean (nats)", {{"KL", {150, 80, 180}, x, kl_mean, true}}, true}};
       const auto path = std::filesystem::path(o.plot);
       const auto sweep_path =
           (path.parent_path() / (path.stem().string() + "_sweep" + path.extension().string())).string();

@@ -28,6 +28,7 @@ struct bench_llm_options {
   int stream_offset = 150;
   int answer_tokens = 8;
   int recompute_first = 4;
+  int recompute_last = 0;
   int recompute_deviation = 0;
   double change_tolerance = 0.0;
   int full_every = 0;
@@ -36,6 +37,7 @@ struct bench_llm_options {
   std::string json;
   std::string plot;
   std::vector<int> sweep_recompute_first;
+  std::vector<int> sweep_recompute_last;
 };
 
 void add_bench_llm_command(CLI::App& bench, bench_llm_options& opts);

@@ -66,6 +66,7 @@ expected<prefill_cache::plan> prefill_cache::make_plan(const request& q) {
       else if (d[i] > 0) unchanged.push_back(i);
     }
     for (int i = 0; i < std::min(n, options_.recompute_first); ++i) chosen[i] = true;
+    for (int i = std::max(0, n - options_.recompute_last); i < n; ++i) chosen[i] = true;
     const auto k = std::min<std::size_t>(unchanged.size(), static_cast<std::size_t>(std::max(0, options_.recompute_deviation)));
     std::partial_sort(unchanged.begin(), unchanged.begin() + static_cast<std::ptrdiff_t>(k), unchanged.end(),
                       [&](int a, int b) { return d[a] > d[b]; });

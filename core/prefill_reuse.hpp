@@ -7,8 +7,8 @@
 /// stored KV: the prefix exactly (causal attention never lets it see what
 /// follows), unchanged image tokens approximately (their K/V at later layers
 /// were computed with the older image), and recomputes the changed image
-/// tokens, the earliest image positions (reuse error grows along the
-/// sequence), the largest sub-threshold deviations and the whole suffix.
+/// tokens, the earliest and/or latest image positions, the largest
+/// sub-threshold deviations and the whole suffix.
 /// Everything else (first frame, new prefix or size, refresh) runs in full.
 /// Each image position keeps, as its reference, the features it was last
 /// computed with, so a slow drift is caught once it adds up.
@@ -28,6 +28,10 @@ namespace vlcache {
 struct reuse_options {
   bool enabled = true;
   int recompute_first = 4;         ///< earliest image positions always recomputed
+  /// Latest image positions always recomputed. Between frames of one stream
+  /// the prefix is the same, so an unchanged token's stale K/V comes only
+  /// from changed tokens before it: the error gathers towards the end.
+  int recompute_last = 0;
   int recompute_deviation = 0;     ///< also the N unchanged image tokens that deviate most
   double change_tolerance = 0.0;   ///< relative L2 change above which a token is changed; 0 = any change
   int full_every = 0;              ///< a full prefill every N prefills of a stream; 0 = only when needed
