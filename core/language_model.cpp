@@ -158,7 +158,6 @@ struct language_model::impl {
     }
     const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
     auto x = (rows.size() == 1 ? rows[0] : at::cat(rows, 0)).to(device, dtype);
-    const std::int64_t total = x.size(0);
     for (int l = 0; l < cfg.num_layers; ++l) {
       const auto& L = w.layers[static_cast<std::size_t>(l)];
       auto qkv = L.qkv(rms_norm(x, L.in_norm));
@@ -183,7 +182,6 @@ struct language_model::impl {
       const std::int64_t i = cfg.intermediate_size;
       x = x + L.down(at::silu(gu.narrow(1, 0, i)) * gu.narrow(1, i, i));
     }
-    (void)total;
     std::vector<at::Tensor> last;
     for (auto& g : segs) {
       g.s->length = std::max(g.s->length, g.keys);

@@ -310,27 +310,17 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     if (options.progress && spec.flow.progress_seconds > 0 && actors::steady::now() >= next_progress) {
       next_progress += std::chrono::duration_cast<actors::steady::duration>(
           std::chrono::duration<double>(spec.flow.progress_seconds));
+      // The same probe that serves /metrics: live sources, finished ones, the encoder.
+      const auto snap = probe.collect(std::chrono::seconds(1));
       std::uint64_t read = 0, encoded = 0, dropped = 0, in_flight = 0;
-      for (const auto& s : sources)
-        runner->request(s, std::chrono::seconds(1), actors::stats_atom::value)
-            .receive([&](const actors::source_counters& c) {
-                       read += c.read;
-                       encoded += c.encoded;
-                       dropped += c.dropped_newest + c.dropped_oldest;
-                       in_flight += c.in_flight;
-                     },
-                     [](const caf::error&) {});
-      for (const auto& c : finished) {
+      for (const auto& c : snap.sources) {
         read += c.read;
         encoded += c.encoded;
         dropped += c.dropped_newest + c.dropped_oldest;
+        in_flight += c.in_flight;
       }
-      double computed_share = 0;
-      runner->request(enc, std::chrono::seconds(1), actors::stats_atom::value)
-          .receive([&](const actors::encoder_counters& c) {
-                     if (c.frames > 0) computed_share = double(c.tokens) / (double(c.frames) * c.tokens_per_frame);
-                   },
-                   [](const caf::error&) {});
+      const auto& ec = snap.encoder;
+      const double computed_share = ec.frames > 0 ? double(ec.tokens) / (double(ec.frames) * ec.tokens_per_frame) : 0.0;
       const double secs = std::chrono::duration<double>(actors::steady::now() - started).count();
       std::printf("progress: %.1fs %llu read, %llu encoded (%.2f frames/s), tokens computed %.1f%% (hit rate %.1f%%), "
                   "%llu in flight, %llu dropped\n",
@@ -344,13 +334,9 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
 
-  actors::latency_report report;
-  runner->request(reassembly, std::chrono::seconds(5), actors::stats_atom::value)
-      .receive([&](const actors::latency_report& r) { report = r; }, [](const caf::error&) {});
-
-  actors::encoder_counters enc_stats;
-  runner->request(enc, std::chrono::seconds(5), actors::stats_atom::value)
-      .receive([&](const actors::encoder_counters& c) { enc_stats = c; }, [](const caf::error&) {});
+  const auto final_snapshot = probe.collect(std::chrono::seconds(5));
+  const actors::latency_report& report = final_snapshot.latency;
+  const actors::encoder_counters& enc_stats = final_snapshot.encoder;
   std::sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) { return a.stream < b.stream; });
   nlohmann::json summary{{"pipeline", spec.name}, {"seconds", seconds}, {"encoder_remote", spec.encoder.remote}};
   if (encoder) summary["random_weights"] = encoder->random_weights();
