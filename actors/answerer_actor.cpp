@@ -95,11 +95,18 @@ caf::behavior answerer_actor(caf::stateful_actor<answerer_state>* self, std::sha
           }
         } else if (!s.pending.empty()) {
           // The streams waiting longest, up to max_batch of them, in one pass.
+          // Choose before moving anything: the streams left waiting keep their jobs intact.
+          std::vector<std::pair<steady::time_point, stream_id>> oldest;
+          for (const auto& [stream, job] : s.pending) oldest.emplace_back(job.read_at, stream);
+          std::sort(oldest.begin(), oldest.end());
+          if (static_cast<int>(oldest.size()) > s.settings.max_batch)
+            oldest.resize(static_cast<std::size_t>(s.settings.max_batch));
           std::vector<answer_job> jobs;
-          for (auto& [stream, job] : s.pending) jobs.push_back(std::move(job));
-          std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.read_at < b.read_at; });
-          if (static_cast<int>(jobs.size()) > s.settings.max_batch) jobs.resize(static_cast<std::size_t>(s.settings.max_batch));
-          for (const auto& job : jobs) s.pending.erase(job.tag.stream);
+          for (const auto& [read_at, stream] : oldest) {
+            auto it = s.pending.find(stream);
+            jobs.push_back(std::move(it->second));
+            s.pending.erase(it);
+          }
           for (auto& r : run_batch(s, jobs)) {
             if (r) {
               account(s, *r);

@@ -21,7 +21,7 @@ caf::behavior cache_shard(caf::stateful_actor<cache_shard_state>* self, patch_gr
         auto& s = self->state;
         auto d = s.gate->decide(job.tag.stream, *job.signatures, s.first, s.last);
         if (!d) return to_caf_error(d.err());
-        (void)s.gate->commit(job.tag.stream, *job.signatures, d->miss_positions, job.tag.seq);
+        // References move only when the source commits the frame's plan.
         return shard_decision{std::make_shared<const gate_decision>(std::move(*d))};
       },
       [self](const commit_positions& c) {
@@ -29,14 +29,16 @@ caf::behavior cache_shard(caf::stateful_actor<cache_shard_state>* self, patch_gr
         std::vector<int> mine;
         for (int p : *c.positions)
           if (p >= s.first && p < s.last) mine.push_back(p);
-        (void)s.gate->commit(c.stream, *c.signatures, mine, c.seq);
+        if (auto st = s.gate->commit(c.stream, *c.signatures, mine, c.seq); !st)
+          caf::aout(self) << "cache shard: stream " << c.stream << " frame " << c.seq << ": " << st.err().message << "\n";
       },
       [self](const invalidate_positions& m) {
         auto& s = self->state;
         std::vector<int> mine;
         for (int p : *m.positions)
           if (p >= s.first && p < s.last) mine.push_back(p);
-        (void)s.gate->invalidate(m.stream, mine);
+        if (auto st = s.gate->invalidate(m.stream, mine); !st)
+          caf::aout(self) << "cache shard: stream " << m.stream << ": " << st.err().message << "\n";
       },
       [self](end_stream_atom, stream_id stream) { self->state.gate->end_stream(stream); },
   };

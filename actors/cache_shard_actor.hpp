@@ -5,11 +5,12 @@
 ///
 /// Accepts:
 ///   (decide_atom, frame_job)   -> shard_decision for positions [first, last);
-///                                 its misses become references at once, so the
-///                                 stream's next frames (already in flight) are
-///                                 judged against them, not against older ones
-///   commit_positions           -> records references for other computed tokens
-///   invalidate_positions       -> forgets references of tokens not computed
+///                                 judges only, moves no reference
+///   commit_positions           -> the frame's planned positions take its
+///                                 signatures as references (sent by the frame's
+///                                 source before it asks about the next frame,
+///                                 so that frame is judged against them)
+///   invalidate_positions       -> forgets references (the stream's encode failed)
 ///   (end_stream_atom, stream)  -> frees the stream's references
 
 #include <caf/behavior.hpp>

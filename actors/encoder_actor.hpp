@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// The encoder, one per device: collects the frames of many streams, plans
-/// each frame's recompute set with drift control, and runs their tokens as
-/// one batch once `batch_tokens` tokens wait, `batch_timeout` passed since
+/// The encoder, one per device: collects the planned frames of many streams
+/// (each frame_job carries its source's plan, core/cache_step) and runs their
+/// tokens as one batch once `batch_tokens` tokens wait, `batch_timeout` passed since
 /// the first waiting frame, or a second frame of a waiting stream arrives
 /// (a stream's frames must run in order).
 ///
@@ -11,15 +11,16 @@
 ///   (flush_atom, batch id)     -> the timeout of that batch
 ///   stats_atom                 -> replies encoder_counters
 /// Sends:
-///   commit_positions to every shard, encoded_frame to `next`;
-///   (done_atom, seq, frame_outcome::failed) to a frame's source on error.
+///   encoded_frame to `next`;
+///   (done_atom, seq, frame_outcome::failed) to a frame's source on error, and
+///   for the stream's later sparse frames until a full one arrives.
 
 #include <caf/behavior.hpp>
 #include <caf/stateful_actor.hpp>
 #include <map>
+#include <set>
 
 #include "actors/frame_messages.hpp"
-#include "core/drift_policy.hpp"
 #include "core/vision_encoder.hpp"
 
 namespace vlcache::actors {
@@ -27,18 +28,16 @@ namespace vlcache::actors {
 struct encoder_settings {
   int batch_tokens = 256;
   std::chrono::microseconds batch_timeout{20000};
-  drift_config drift;
 };
 
 struct encoder_state {
   std::shared_ptr<vision_encoder> encoder;  ///< local, or null when `remote` runs the model
   caf::actor remote;                        ///< a remote_encoder_node on another machine
   int num_patches = 0, pixels_per_frame = 0;
-  std::unique_ptr<drift_controller> drift;
   encoder_settings settings;
-  std::vector<caf::actor> shards;
   caf::actor next;
-  std::vector<std::pair<frame_job, compute_plan>> pending;
+  std::vector<frame_job> pending;
+  std::set<stream_id> lost;  ///< streams whose tokens were lost to a failed batch
   int pending_tokens = 0;
   std::uint64_t batch_id = 0;
   std::uint64_t batches = 0, frames = 0, tokens = 0;
@@ -65,7 +64,7 @@ struct encoder_backend {
 };
 
 caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_backend backend,
-                            encoder_settings settings, std::vector<caf::actor> shards, caf::actor next);
+                            encoder_settings settings, caf::actor next);
 
 }  // namespace vlcache::actors
 

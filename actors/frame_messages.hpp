@@ -15,6 +15,7 @@
 #include <caf/atom.hpp>
 
 #include "core/cache_stats.hpp"
+#include "core/drift_policy.hpp"
 #include "core/patch_signatures.hpp"
 #include "core/preprocess.hpp"
 #include "core/reference_gate.hpp"
@@ -53,6 +54,7 @@ struct frame_job {
   std::shared_ptr<const preprocessed_image> image;
   std::shared_ptr<const frame_signatures> signatures;
   std::shared_ptr<const gate_decision> decision;  ///< merged over all shards
+  std::shared_ptr<const compute_plan> plan;       ///< what the encoder computes (core/cache_step)
   steady::time_point read_at, hashed_at, gated_at;
 };
 
@@ -61,7 +63,8 @@ struct shard_decision {
   std::shared_ptr<const gate_decision> decision;
 };
 
-/// Positions whose tokens were computed: the shards record them as references.
+/// Positions whose tokens the frame's plan computes: the shards record the
+/// frame's signatures as their references (core/cache_step's rule).
 struct commit_positions {
   stream_id stream = 0;
   std::uint64_t seq = 0;
@@ -69,8 +72,8 @@ struct commit_positions {
   std::shared_ptr<const std::vector<int>> positions;
 };
 
-/// Positions whose tokens were not computed after all (a compute budget
-/// deferred them, or the batch failed): the shards forget their references.
+/// Positions whose tokens can no longer be trusted (the stream's encode
+/// failed): the shards forget their references, so they miss.
 struct invalidate_positions {
   stream_id stream = 0;
   std::shared_ptr<const std::vector<int>> positions;

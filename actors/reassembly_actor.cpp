@@ -18,6 +18,7 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
   self->state.answerer = std::move(links.answerer);
   self->state.policy = std::make_unique<answer_policy>(links.policy);
   self->state.view = std::move(links.view);
+  self->state.tokens = std::move(links.tokens);
   return {
       [self](const encoded_frame& f) {
         auto& s = self->state;
@@ -58,6 +59,7 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
           s.view(connectors::view_frame{tag.stream_name, tag.seq, tag.capture_ms, 0, f.computed, f.full, f.positions,
                                         f.job.image});
         }
+        if (s.tokens) s.tokens(tag, f.features);
         if (s.answerer) {
           answer_job job{tag, f.features, f.full ? 1.0 : static_cast<double>(f.computed) / std::max(1, r.tokens),
                          r.encode_ms, f.job.read_at, {}};

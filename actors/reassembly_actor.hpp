@@ -52,6 +52,9 @@ struct reassembly_links {
   answer_policy_config policy;
   /// The live view's tap (cheap: keeps a pointer at most a few times a second); empty: none.
   std::function<void(connectors::view_frame)> view;
+  /// Every frame's full token sequence, in order per stream, for programs that
+  /// embed the pipeline (called on the reassembly's thread); empty: none.
+  std::function<void(const frame_tag&, const tensor_handle&)> tokens;
 };
 
 struct reassembly_state {
@@ -59,6 +62,7 @@ struct reassembly_state {
   caf::actor answerer;
   std::unique_ptr<answer_policy> policy;
   std::function<void(connectors::view_frame)> view;
+  std::function<void(const frame_tag&, const tensor_handle&)> tokens;
   std::map<std::string, answer_job> latest;  // by stream name, for on-demand questions
   std::map<stream_id, std::uint64_t> last_seq;
   latency_report report;

@@ -35,13 +35,49 @@ void fail_frame(self_ptr self, std::uint64_t index) {
   release_in_order(self);
 }
 
-/// The frame's first stages: a hasher, then every shard; the merged
-/// decision goes to the encoder with the frame.
-/// Asks every shard about one hashed frame; the merged decision goes on
-/// to the encoder (in dispatch order, through `reorder`).
+void gate_in_order(self_ptr self);
+
+/// Plans the merged frame (drift control and budget) and commits the plan's
+/// positions to the shards: every shard gets the commit before it is asked
+/// about this stream's next frame (messages from one sender stay in order).
+expected<compute_plan> plan_frame(self_ptr self, const frame_job& job, const gate_decision& merged) {
+  auto& s = self->state;
+  if (!s.drift) {
+    auto d = drift_controller::make(static_cast<int>(merged.miss.size()), s.settings.drift);
+    if (!d) return d.err();
+    s.drift = std::make_unique<drift_controller>(std::move(*d));
+  }
+  auto plan = s.drift->plan(job.tag.stream, merged);
+  if (!plan) return plan.err();
+  s.drift->commit(job.tag.stream, *plan);
+  auto positions = std::make_shared<const std::vector<int>>(plan->positions);
+  for (const auto& shard : s.shards)
+    self->send(shard, commit_positions{job.tag.stream, job.tag.seq, job.signatures, positions});
+  s.planned_seq = job.tag.seq + 1;
+  return plan;
+}
+
+/// The encoder lost a frame of this stream (and dropped its tokens): forget
+/// the references and drift state, so the next planned frame is full. Frames
+/// planned before the reset that fail too are covered by it.
+void reset_stream(self_ptr self, std::uint64_t failed_seq) {
+  auto& s = self->state;
+  if (s.reset_until && failed_seq < *s.reset_until) return;
+  s.reset_until = s.planned_seq;
+  if (s.drift) s.drift->end_stream(s.settings.stream);
+  auto all = std::make_shared<std::vector<int>>();
+  for (int p = 0; p < s.grid_positions; ++p) all->push_back(p);  // the shards keep their bands
+  for (const auto& shard : s.shards) self->send(shard, invalidate_positions{s.settings.stream, all});
+}
+
+/// Asks every shard about one hashed frame, merges their verdicts, plans the
+/// frame and sends it on (in dispatch order, through `reorder`); the next
+/// frame is gated only after that.
 void gate(self_ptr self, std::uint64_t index, std::shared_ptr<frame_job> shared) {
   auto& s = self->state;
+  s.gating = true;
   const int n = shared->signatures->grid.count();
+  s.grid_positions = n;
   auto merged = std::make_shared<gate_decision>();
   merged->miss.assign(n, 0);
   merged->score.assign(n, 0.0f);
@@ -58,31 +94,48 @@ void gate(self_ptr self, std::uint64_t index, std::shared_ptr<frame_job> shared)
               if (--*waiting > 0 || *failed) return;
               for (std::size_t p = 0; p < merged->miss.size(); ++p)
                 if (merged->miss[p]) merged->miss_positions.push_back(static_cast<int>(p));
-              shared->decision = merged;
-              shared->gated_at = steady::now();
-              self->state.reorder[index] = std::move(*shared);
-              release_in_order(self);
+              auto plan = plan_frame(self, *shared, *merged);
+              self->state.gating = false;
+              if (!plan) {
+                caf::aout(self) << self->state.settings.name << " frame " << shared->tag.seq << ": "
+                                << plan.err().message << "\n";
+                fail_frame(self, index);
+              } else {
+                shared->decision = merged;
+                shared->plan = std::make_shared<const compute_plan>(std::move(*plan));
+                shared->gated_at = steady::now();
+                self->state.reorder[index] = std::move(*shared);
+                release_in_order(self);
+              }
+              gate_in_order(self);
             },
             [self, waiting, failed, index](const caf::error& e) {
+              const bool last = --*waiting == 0;
               if (!*failed) {
                 *failed = true;
                 caf::aout(self) << self->state.settings.name << ": cache shard failed: "
                                 << self->system().render(e) << "\n";
                 fail_frame(self, index);
               }
+              if (last) {
+                self->state.gating = false;
+                gate_in_order(self);
+              }
             });
 }
 
 /// Hashers run in parallel, but the shards must judge a stream's frames in
-/// order (each judgement moves the references the next one is judged
-/// against): hashed frames wait here for their predecessors.
+/// order, each after the previous one's plan was committed (each plan moves
+/// the references the next frame is judged against): hashed frames wait here.
 void gate_in_order(self_ptr self) {
   auto& s = self->state;
-  for (auto it = s.hashed.find(s.next_gate); it != s.hashed.end(); it = s.hashed.find(s.next_gate)) {
+  while (!s.gating) {
+    auto it = s.hashed.find(s.next_gate);
+    if (it == s.hashed.end()) return;
     auto job = std::move(it->second);
     s.hashed.erase(it);
-    if (job) gate(self, s.next_gate, std::move(job));
-    ++s.next_gate;
+    const auto index = s.next_gate++;
+    if (job) gate(self, index, std::move(job));
   }
 }
 
@@ -231,8 +284,9 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
         }
         schedule(self);
       },
-      [self](done_atom, std::uint64_t, frame_outcome outcome) {
+      [self](done_atom, std::uint64_t seq, frame_outcome outcome) {
         auto& s = self->state;
+        if (outcome == frame_outcome::failed) reset_stream(self, seq);
         --s.counters.in_flight;
         ++(outcome == frame_outcome::encoded ? s.counters.encoded : s.counters.failed);
         ++s.credits;

@@ -8,6 +8,13 @@
 /// frames, or block: stop reading). Every frame read ends counted as
 /// encoded, dropped (by reason) or failed.
 ///
+/// It runs the planning half of the cache step (core/cache_step): one frame
+/// at a time, the shards judge the frame, the drift controller plans what
+/// the encoder computes, and the plan's positions are committed to the
+/// shards before they judge the stream's next frame. Hashing stays parallel.
+/// When the encoder reports a failed frame, the stream's references and
+/// drift state are dropped: its next planned frame is a full one.
+///
 /// With an empty video source it runs in push mode: frames come as
 /// pushed_frame messages (from the network ingest) instead of a reader.
 ///
@@ -27,6 +34,7 @@
 
 #include "actors/frame_messages.hpp"
 #include "actors/hasher_actor.hpp"
+#include "core/drift_policy.hpp"
 #include "connectors/image_file.hpp"
 #include "connectors/video_reader.hpp"
 
@@ -45,6 +53,7 @@ struct source_settings {
   int queue = 2;
   flow_policy policy = flow_policy::drop_oldest;
   double pace_fps = 0.0;  ///< 0: read as fast as credits allow
+  drift_config drift;
 };
 
 /// A decoded frame handed to a push-mode source.
@@ -80,6 +89,11 @@ struct source_state {
   std::uint64_t dispatched = 0, released = 0;
   std::map<std::uint64_t, std::shared_ptr<frame_job>> hashed;  // waiting to be gated in order (null: failed)
   std::uint64_t next_gate = 0;
+  int grid_positions = 0;                    // patches per frame, known from the first hashed frame
+  bool gating = false;                       // a frame is with the shards now
+  std::unique_ptr<drift_controller> drift;   // made on the first frame (grid size)
+  std::uint64_t planned_seq = 0;             // seq of the latest planned frame + 1
+  std::optional<std::uint64_t> reset_until;  // failures of frames planned before this seq are covered
   source_counters counters;
   std::size_t next_hasher = 0;
   std::uint64_t next_wire_seq = 0;

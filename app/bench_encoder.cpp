@@ -14,6 +14,7 @@
 
 #include "connectors/line_chart.hpp"
 #include "connectors/video_reader.hpp"
+#include "core/cache_step.hpp"
 #include "core/drift_policy.hpp"
 #include "core/patch_signatures.hpp"
 #include "core/preprocess.hpp"
@@ -83,8 +84,7 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
   const auto& c = enc.config();
   const auto grid = *patch_grid::make(c.image_size, c.patch_size);
   const int s_count = static_cast<int>(data.size());
-  auto gate = *reference_gate::make(grid, gate_cfg);
-  auto drift = *drift_controller::make(grid.count(), drift_cfg);
+  auto step = *cache_step::make(grid, gate_cfg, drift_cfg);
   for (int s = 0; s < s_count; ++s) enc.end_stream(static_cast<stream_id>(s));
 
   std::vector<double> full_ms, sparse_ms, gate_ms, shares;
@@ -105,24 +105,20 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
     const double full_t = ms_since(t0);
     if (!full) throw std::runtime_error(full.err().message);
 
-    // Sparse: gate and plan each stream's frame, then one batch.
+    // Sparse: the pipeline's cache step, every stream's frame in one batch.
     t0 = clock_type::now();
-    std::vector<frame_request> batch;
-    std::vector<compute_plan> plans;
-    for (int s = 0; s < s_count; ++s) {
-      auto d = gate.decide(static_cast<stream_id>(s), data[s].sigs[f]);
-      auto p = drift.plan(static_cast<stream_id>(s), *d);
-      batch.push_back({static_cast<stream_id>(s), px[s], p->positions, p->full});
-      plans.push_back(*p);
-    }
+    std::vector<step_frame> batch;
+    for (int s = 0; s < s_count; ++s) batch.push_back({static_cast<stream_id>(s), f, &data[s].sigs[f], px[s]});
+    auto steps = step.plan(batch);
+    if (!steps) throw std::runtime_error(steps.err().message);
     const double gate_t = ms_since(t0);
     t0 = clock_type::now();
-    auto sparse = enc.encode(batch);
+    auto sparse = step.encode(enc, batch, *steps);
     const double sparse_t = ms_since(t0);
     if (!sparse) throw std::runtime_error(sparse.err().message);
+    std::vector<compute_plan> plans;
     for (int s = 0; s < s_count; ++s) {
-      (void)gate.commit(static_cast<stream_id>(s), data[s].sigs[f], plans[s].positions, f);
-      drift.commit(static_cast<stream_id>(s), plans[s]);
+      plans.push_back((*steps)[s].plan);
       peak_store = std::max(peak_store, enc.store_bytes(static_cast<stream_id>(s)));
     }
     double sign_t = 0;

@@ -15,6 +15,7 @@
 #include "connectors/line_chart.hpp"
 #include "core/answerer.hpp"
 #include "core/drift_policy.hpp"
+#include "core/cache_step.hpp"
 #include "core/reference_gate.hpp"
 #include "core/statistics.hpp"
 #include "core/vision_encoder.hpp"
@@ -56,8 +57,7 @@ nlohmann::json run_once(vision_encoder& enc, language_model& lm, const prompt_la
   for (int st = 0; st < n_streams; ++st) enc.end_stream(static_cast<stream_id>(st));
   const std::size_t frame_count = data[0].pixels.size();
   const auto grid = *patch_grid::make(c.image_size, c.patch_size);
-  auto gate = *reference_gate::make(grid, graph::default_gate());
-  auto drift = *drift_controller::make(grid.count(), drift_config{});
+  auto step = *cache_step::make(grid, graph::default_gate(), drift_config{});
   std::vector<int> all_positions(prompt.ids.size());
   std::iota(all_positions.begin(), all_positions.end(), 0);
   prefill_cache cache(lm, reuse);
@@ -74,25 +74,13 @@ nlohmann::json run_once(vision_encoder& enc, language_model& lm, const prompt_la
     std::printf("%5s %8s %9s %9s %8s %7s %10s %6s %7s   (per stream; %d stream%s batched)\n", "frame", "enc %",
               "full ms", "reuse ms", "speedup", "img %", "KL max", "top1", "answers", n_streams, n_streams > 1 ? "s" : "");
   for (std::size_t f = 0; f < frame_count; ++f) {
-    std::vector<frame_request> batch;
-    std::vector<compute_plan> plans;
-    for (int st = 0; st < n_streams; ++st) {
-      const auto id = static_cast<stream_id>(st);
-      auto d = gate.decide(id, data[st].sigs[f]);
-      auto plan = drift.plan(id, *d);
-      batch.push_back({id, data[st].pixels[f].data(), plan->positions, plan->full});
-      plans.push_back(*plan);
-    }
-    auto enc_out = enc.encode(batch);
-    if (!enc_out) {
-      throw std::runtime_error(enc_out.err().message);
-    }
+    std::vector<step_frame> batch;
+    for (int st = 0; st < n_streams; ++st)
+      batch.push_back({static_cast<stream_id>(st), f, &data[st].sigs[f], data[st].pixels[f].data()});
+    auto enc_out = step.run(enc, batch);
+    if (!enc_out) throw std::runtime_error(enc_out.err().message);
     std::vector<tensor_handle> feats;
-    for (int st = 0; st < n_streams; ++st) {
-      (void)gate.commit(static_cast<stream_id>(st), data[st].sigs[f], plans[st].positions, f);
-      drift.commit(static_cast<stream_id>(st), plans[st]);
-      feats.push_back((*enc_out)[st].features);
-    }
+    for (int st = 0; st < n_streams; ++st) feats.push_back((*enc_out)[st].features);
 
     // The baseline: every stream's whole prompt, batched as well.
     auto t0 = clock_type::now();

@@ -16,7 +16,7 @@
 #include "core/answerer.hpp"
 #include "core/patch_signatures.hpp"
 #include "core/preprocess.hpp"
-#include "core/reference_gate.hpp"
+#include "core/cache_step.hpp"
 #include "core/vision_encoder.hpp"
 
 int main(int argc, char** argv) {
@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   const auto engine = *signature_engine::make(grid);
   gate_thresholds thresholds;
   thresholds.mad = 3.0f;
-  auto gate = *reference_gate::make(grid, thresholds);
+  // The pipeline's cache step: gate, drift control, sparse encode, commit.
+  auto step = *cache_step::make(grid, thresholds, drift_config{});
 
   connectors::video_reader_config source;
   source.source = argv[1];
@@ -59,14 +60,12 @@ int main(int argc, char** argv) {
   for (auto frame = (*video)->read(); frame; frame = (*video)->read()) {
     auto pre = preprocess(frame->view, preprocess_config::clip(cfg.image_size));
     auto sigs = engine.compute(image_view{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb});
-    auto decision = gate.decide(0, *sigs);
     // Only the changed patches go through the vision transformer...
-    auto tokens = enc.encode({{0, pre->pixels.data(), decision->miss_positions, false}});
+    auto tokens = step.run(enc, {{0, frame->seq, &*sigs, pre->pixels.data()}});
     if (!tokens) {
       std::fprintf(stderr, "%s\n", tokens.err().message.c_str());
       return 1;
     }
-    (void)gate.commit(0, *sigs, decision->miss_positions, frame->seq);
     if (frame->seq % 5 != 0) continue;
     // ...and only their image tokens (and the question) through the language model.
     auto a = (*llm)->ask(0, (*tokens)[0].features, question);

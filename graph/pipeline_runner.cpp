@@ -168,6 +168,10 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
       f.grid_side = side;
       view->offer_frame(std::move(f));
     };
+  if (options.on_tokens)
+    routing.tokens = [tap = options.on_tokens](const actors::frame_tag& t, const tensor_handle& tokens) {
+      tap(t.stream_name, t.seq, tokens);
+    };
   auto reassembly = sys.spawn(actors::reassembly_actor, sinks, routing);
   std::unique_ptr<connectors::request_server> requests;
   if (llm && !spec.llm.request_endpoint.empty()) {
@@ -201,10 +205,9 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   actors::encoder_settings es;
   es.batch_tokens = spec.encoder.batch_tokens;
   es.batch_timeout = std::chrono::microseconds(static_cast<long>(spec.encoder.batch_timeout_ms * 1000));
-  es.drift = spec.drift;
   // The encoder computes for a long time per message: its own thread keeps
   // it from starving the scheduler that decodes, hashes and gates.
-  auto enc = sys.spawn<caf::detached>(actors::encoder_actor, backend, es, shards, reassembly);
+  auto enc = sys.spawn<caf::detached>(actors::encoder_actor, backend, es, reassembly);
 
   auto engine = std::make_shared<const signature_engine>(*signature_engine::make(grid));
   std::vector<actors::hasher_actor> hashers;
@@ -224,6 +227,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     ss.max_in_flight = spec.flow.max_in_flight;
     ss.queue = spec.flow.queue;
     ss.policy = to_flow(spec.flow.policy);
+    ss.drift = spec.drift;
     sources.push_back(sys.spawn(actors::source_actor, ss, hashers, shards, enc, caf::actor_cast<caf::actor>(runner)));
   }
 
@@ -259,6 +263,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     is.source.preprocess = spec.cache.preprocess;
     is.source.max_in_flight = spec.flow.max_in_flight;
     is.source.queue = spec.flow.queue;
+    is.source.drift = spec.drift;
     // Live cameras cannot be paused: without credit the newest frame goes.
     is.source.policy = spec.flow.policy == drop_policy::block ? actors::flow_policy::drop_newest : to_flow(spec.flow.policy);
     ingest = sys.spawn<caf::detached>(actors::ingest_actor, is, hashers, shards, enc, caf::actor_cast<caf::actor>(runner));

@@ -5,8 +5,11 @@
 /// stop), prints progress and a summary, and checks that every frame read
 /// is accounted for.
 
+#include <cstdint>
+#include <functional>
 #include <string>
 
+#include "core/tensor_handle.hpp"
 #include "graph/pipeline_spec.hpp"
 
 namespace vlcache::graph {
@@ -16,6 +19,9 @@ struct run_options {
   bool progress = true;
   std::string http;    ///< HOST:PORT for the live view and /metrics; overrides [view].http
   double hold_s = -1;  ///< serve this long after the run; < 0: [view].hold_s
+  /// Every frame's tokens (stream, seq, [tokens, dim]) as the encoder made
+  /// them, in order per stream; called on a pipeline thread. Empty: none.
+  std::function<void(const std::string& stream, std::uint64_t seq, const tensor_handle& tokens)> on_tokens;
 };
 
 /// 0 on a clean run; 1 when the pipeline could not start or a frame went

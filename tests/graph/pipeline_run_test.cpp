@@ -8,6 +8,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include <mutex>
+
+#include "connectors/video_reader.hpp"
+#include "core/cache_step.hpp"
+#include "core/patch_signatures.hpp"
+#include "core/preprocess.hpp"
 #include "graph/pipeline_runner.hpp"
 #include "graph/pipeline_spec.hpp"
 
@@ -80,6 +86,82 @@ TEST(pipeline_run, four_cameras_every_frame_encoded_in_order) {
     EXPECT_EQ(j["tokens"].get<int>(), 16);
   }
   EXPECT_EQ(count, 60);
+}
+
+// The pipeline (sharded gate, planning in the source, batched encoder) and
+// core's cache step as the benchmarks run it give the same tokens for the
+// same frames, with a budget that defers misses, a token age and refreshes.
+TEST(pipeline_run, tokens_equal_the_cache_step_the_benchmarks_run) {
+  const std::string toml = R"(
+    [pipeline]
+    drop_policy = "block"
+    max_in_flight = 4
+    shards = 3
+    progress_seconds = 0
+    [input]
+    image_size = 32
+    patch_size = 8
+    [gate]
+    mad = 2.0
+    [drift]
+    max_tokens_per_frame = 3
+    max_token_age = 6
+    refresh_interval = 11
+    [encoder]
+    model = "tiny"
+    batch_tokens = 24
+    [[sink]]
+    kind = "jsonl"
+    path = "/tmp/vlcache_cache_step.jsonl"
+  )" + cameras(2, 24);
+  auto parsed = parse_pipeline(toml, "inline");
+  ASSERT_TRUE(parsed.ok());
+  const auto& spec = parsed.spec;
+
+  std::mutex m;
+  std::map<std::pair<std::string, std::uint64_t>, std::vector<float>> piped;
+  run_options options{"", false};
+  options.on_tokens = [&](const std::string& stream, std::uint64_t seq, const tensor_handle& t) {
+    std::lock_guard<std::mutex> lock(m);
+    piped[{stream, seq}] = t.to_vector();
+  };
+  ASSERT_EQ(run_pipeline(spec, options), 0);
+  ASSERT_EQ(piped.size(), 48u);
+
+  // The same frames through core's step, one camera after the other.
+  auto encoder = std::move(*vision_encoder::load("tiny", encoder_options{}));
+  auto step = *cache_step::make(spec.cache.grid, spec.cache.gate, spec.drift);
+  const auto engine = *signature_engine::make(spec.cache.grid);
+  int deferred = 0, partial = 0;
+  for (std::size_t c = 0; c < spec.cameras.size(); ++c) {
+    const auto& cam = spec.cameras[c];
+    auto video = std::move(*connectors::video_reader::open({cam.source, cam.fps, cam.start_frame, cam.max_frames}));
+    std::uint64_t seq = 0;
+    for (auto frame = video->read(); frame; frame = video->read(), ++seq) {
+      auto pre = preprocess(frame->view, spec.cache.preprocess);
+      ASSERT_TRUE(pre);
+      auto sigs = engine.compute(image_view{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb});
+      std::vector<step_plan> plans;
+      auto out = step.run(*encoder, {{static_cast<stream_id>(c), seq, &*sigs, pre->pixels.data()}}, &plans);
+      ASSERT_TRUE(out) << out.err().message;
+      deferred += plans[0].plan.deferred;
+      partial += !plans[0].plan.full && !plans[0].plan.positions.empty();
+      const auto expected_tokens = (*out)[0].features.to_vector();
+      const auto it = piped.find({cam.name, seq});
+      ASSERT_NE(it, piped.end()) << cam.name << " frame " << seq;
+      ASSERT_EQ(it->second.size(), expected_tokens.size());
+      double worst = 0, scale = 0;
+      for (std::size_t i = 0; i < expected_tokens.size(); ++i) {
+        worst = std::max(worst, std::fabs(double(it->second[i]) - expected_tokens[i]));
+        scale = std::max(scale, std::fabs(double(expected_tokens[i])));
+      }
+      EXPECT_LE(worst, 1e-5 * scale) << cam.name << " frame " << seq;
+    }
+    EXPECT_EQ(seq, 24u);
+  }
+  // The run exercised what differs between the old copies of the step.
+  EXPECT_GT(deferred, 0) << "no miss was deferred by the budget";
+  EXPECT_GT(partial, 0) << "no frame was recomputed in part";
 }
 
 class overloaded : public ::testing::TestWithParam<const char*> {};

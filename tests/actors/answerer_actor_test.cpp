@@ -1,0 +1,94 @@
+// The answerer actor under CAF's deterministic scheduler: more streams wait
+// than one batch takes, and every answer still names its stream and carries
+// that stream's image tokens, oldest first.
+
+#include <gtest/gtest.h>
+
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include "actors/actor_error.hpp"
+#include "actors/answerer_actor.hpp"
+
+namespace vlcache::actors {
+namespace {
+
+const std::string fixtures = VLCACHE_FIXTURES;
+
+caf::actor_system_config& deterministic_config() {
+  static caf::actor_system_config cfg;
+  static bool once = [] {
+    register_error_category(cfg);
+    cfg.set("scheduler.policy", caf::atom("testing"));
+    return true;
+  }();
+  (void)once;
+  return cfg;
+}
+
+/// Collects what reaches a sink.
+struct collected {
+  std::vector<answer_record> answers;
+};
+
+caf::behavior collecting_sink(caf::event_based_actor*, std::shared_ptr<collected> out) {
+  return {[out](const answer_record& r) { out->answers.push_back(r); }};
+}
+
+answer_job job_for(stream_id stream, int tokens, int width, int ms_ago) {
+  std::vector<float> f(static_cast<std::size_t>(tokens) * width);
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = 0.01f * static_cast<float>((i * 7 + stream * 13) % 97) - 0.4f;
+  answer_job j;
+  j.tag = frame_tag{stream, "cam" + std::to_string(stream), 10 + stream, 0.0};
+  j.features = tensor_handle::from_floats(f.data(), {tokens, width});
+  j.read_at = steady::now() - std::chrono::milliseconds(ms_ago);
+  return j;
+}
+
+TEST(answerer_actor, more_streams_than_max_batch_are_all_answered_with_their_images) {
+  auto llm = answerer::load(fixtures + "/llama_tiny/llava_new", "", llm_options{}, answer_options{});
+  ASSERT_TRUE(llm) << llm.err().message;
+  const int width = (*llm)->model().config().hidden_size;
+  std::shared_ptr<answerer> shared = std::move(*llm);
+
+  caf::actor_system sys{deterministic_config()};
+  auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  auto out = std::make_shared<collected>();
+  auto sink = sys.spawn(collecting_sink, out);
+  auto a = sys.spawn(answerer_actor, shared, answerer_settings{"What is in the image?", 16, 2}, std::vector<caf::actor>{sink});
+  sched.run();
+  // Six streams wait at once (the actor runs nothing until sched.run()); the
+  // oldest frame belongs to stream 6, the newest to stream 1.
+  const int streams = 6, tokens = 16;
+  for (int s = 1; s <= streams; ++s) caf::anon_send(a, job_for(static_cast<stream_id>(s), tokens, width, 100 * s));
+  sched.run();
+
+  ASSERT_EQ(out->answers.size(), static_cast<std::size_t>(streams));
+  std::vector<stream_id> order;
+  for (const auto& r : out->answers) {
+    EXPECT_EQ(r.tag.stream_name, "cam" + std::to_string(r.tag.stream));
+    EXPECT_EQ(r.tag.seq, 10 + r.tag.stream);
+    EXPECT_EQ(r.result.image_tokens, tokens) << "stream " << r.tag.stream << " answered without its image";
+    EXPECT_LE(r.result.batch, 2);
+    order.push_back(r.tag.stream);
+  }
+  EXPECT_EQ(order, (std::vector<stream_id>{6, 5, 4, 3, 2, 1})) << "oldest first";
+  // Nothing is left waiting.
+  bool replied = false;
+  auto probe = sys.spawn([&](caf::event_based_actor* self) {
+    self->request(a, caf::infinite, stats_atom::value).then([&](const answerer_counters& c) {
+      EXPECT_EQ(c.pending, 0u);
+      EXPECT_EQ(c.answered, static_cast<std::uint64_t>(streams));
+      EXPECT_EQ(c.failed, 0u);
+      replied = true;
+    });
+  });
+  sched.run();
+  EXPECT_TRUE(replied);
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+  sched.run();
+}
+
+}  // namespace
+}  // namespace vlcache::actors
