@@ -59,9 +59,9 @@ TEST(image_file, missing_and_undecodable_files_are_named) {
   auto missing = read_image("/nonexistent/a.png");
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.err().message.find("/nonexistent/a.png"), std::string::npos);
-  auto not_image = read_image(VLCACHE_CONFIGS "/demo.toml");
+  auto not_image = read_image(VLCACHE_CONFIGS "/scan.toml");
   ASSERT_FALSE(not_image);
-  EXPECT_NE(not_image.err().message.find("demo.toml"), std::string::npos);
+  EXPECT_NE(not_image.err().message.find("scan.toml"), std::string::npos);
 }
 
 }  // namespace

@@ -110,7 +110,7 @@ TEST(cache_spec, missing_file_is_named) {
 }
 
 TEST(cache_spec, shipped_cache_config_is_valid) {
-  for (const char* name : {"demo.toml"}) {
+  for (const char* name : {"scan.toml"}) {
     auto r = load_cache_spec(std::string(VLCACHE_CONFIGS) + "/" + name);
     EXPECT_TRUE(r.ok()) << name << ":\n" << all(r);
   }
