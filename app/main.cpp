@@ -48,8 +48,10 @@ int main(int argc, char** argv) {
   vlcache::connectors::listen_options listen_opts;
   auto* listen = app.add_subcommand("listen", "Print the lines a pipeline's zmq sink publishes");
   listen->add_option("endpoint", listen_opts.endpoint, "tcp://HOST:PORT of the zmq sink")->required();
-  listen->add_option("--stream", listen_opts.stream, "Only this stream (topic prefix)");
+  listen->add_option("--stream", listen_opts.streams, "Only these streams (topic prefixes; repeat or comma-separate)")
+      ->delimiter(',');
   listen->add_option("--count", listen_opts.count, "Exit after N lines (0: never)")->default_val(0);
+  listen->add_option("--each", listen_opts.each, "Exit once every --stream delivered N lines (0: off)")->default_val(0);
   listen->add_option("--timeout-s", listen_opts.timeout_s, "Fail if the count is not reached in time (0: never)")->default_val(0.0);
   std::string request_endpoint, request_stream, request_question;
   double request_timeout = 120;

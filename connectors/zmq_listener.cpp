@@ -1,6 +1,7 @@
 #include "connectors/zmq_listener.hpp"
 
 #include <chrono>
+#include <map>
 #include <zmq.hpp>
 
 namespace vlcache::connectors {
@@ -11,25 +12,52 @@ expected<int> listen(const listen_options& o,
     zmq::context_t ctx;
     zmq::socket_t sub(ctx, zmq::socket_type::sub);
     sub.set(zmq::sockopt::linger, 0);
-    sub.set(zmq::sockopt::subscribe, o.stream);
+    if (o.each > 0 && o.streams.empty())
+      return error{errc::invalid_argument, "a count per stream needs the streams named"};
+    if (o.streams.empty()) sub.set(zmq::sockopt::subscribe, "");
+    for (const auto& s : o.streams) sub.set(zmq::sockopt::subscribe, s);
     sub.connect(o.endpoint);
     const auto start = std::chrono::steady_clock::now();
     int received = 0;
-    while (o.count == 0 || received < o.count) {
+    std::map<std::string, int> per_stream;
+    for (const auto& s : o.streams) per_stream[s] = 0;
+    auto done = [&] {
+      if (o.count > 0 && received >= o.count) return true;
+      if (o.each <= 0) return false;
+      for (const auto& [s, n] : per_stream)
+        if (n < o.each) return false;
+      return true;
+    };
+    auto wanted = [&] {
+      std::string w;
+      if (o.count > 0) w = std::to_string(o.count) + " messages";
+      if (o.each > 0) {
+        w += w.empty() ? "" : " or ";
+        w += std::to_string(o.each) + " from each stream";
+      }
+      return w;
+    };
+    auto got = [&] {
+      std::string g = std::to_string(received);
+      for (const auto& [s, n] : per_stream) g += ", " + s + " " + std::to_string(n);
+      return g;
+    };
+    while (!done()) {
       zmq::pollitem_t item{static_cast<void*>(sub), 0, ZMQ_POLLIN, 0};
       zmq::poll(&item, 1, std::chrono::milliseconds(100));
       if (item.revents & ZMQ_POLLIN) {
         zmq::message_t topic, line;
         if (!sub.recv(topic)) continue;
         if (!topic.more() || !sub.recv(line)) continue;  // a malformed message: skip it
-        on_line(topic.to_string(), line.to_string());
+        const auto name = topic.to_string();
+        on_line(name, line.to_string());
         ++received;
+        if (auto it = per_stream.find(name); it != per_stream.end()) ++it->second;
       }
       if (o.timeout_s > 0 &&
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > o.timeout_s)
-        return error{errc::io_error, "no " + std::to_string(o.count) + " messages from '" + o.endpoint +
-                                         "' within " + std::to_string(o.timeout_s) + " s (got " +
-                                         std::to_string(received) + ")"};
+        return error{errc::io_error, "no " + wanted() + " from '" + o.endpoint + "' within " +
+                                         std::to_string(o.timeout_s) + " s (got " + got() + ")"};
     }
     return received;
   } catch (const zmq::error_t& e) {

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -12,8 +13,11 @@ namespace vlcache::connectors {
 
 struct listen_options {
   std::string endpoint;      ///< tcp://HOST:PORT of the pipeline's zmq sink
-  std::string stream;        ///< topic prefix; empty: every stream
+  std::vector<std::string> streams;  ///< topic prefixes; empty: every stream
   int count = 0;             ///< stop after this many messages; 0: never
+  /// Stop once every stream in `streams` (its exact topic) delivered this
+  /// many messages; 0: off. A busy stream cannot use up a shared count.
+  int each = 0;
   double timeout_s = 0.0;    ///< give up after this long without the count; 0: never
 };
 

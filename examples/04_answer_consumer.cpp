@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   }
   vlcache::connectors::listen_options o;
   o.endpoint = argv[1];
-  if (argc > 2) o.stream = argv[2];
+  if (argc > 2) o.streams = {argv[2]};
   o.count = argc > 3 ? std::atoi(argv[3]) : 0;
   auto n = vlcache::connectors::listen(o, [](const std::string& stream, const std::string& line) {
     const auto j = nlohmann::json::parse(line, nullptr, false);

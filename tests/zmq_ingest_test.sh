@@ -17,10 +17,16 @@ pipeline=$!
 # with no peer would drop their first frames).
 for _ in $(seq 600); do grep -q "ingest: listening" "$work/pipeline.txt" && break; sleep 0.1; done
 grep -q "ingest: listening" "$work/pipeline.txt" || { echo "pipeline never listened"; cat "$work/pipeline.txt"; exit 1; }
-"$vlcache" listen tcp://127.0.0.1:5593 --count 30 --timeout-s 90 > "$work/listen.txt" &
+# The listener waits for lines of each stream it checks (a shared count
+# could be filled by the busier cameras alone).
+"$vlcache" listen tcp://127.0.0.1:5593 --stream lobby,street --each 5 --timeout-s 150 > "$work/listen.txt" &
 listener=$!
 "$vlcache" camera --source "$video" --to tcp://127.0.0.1:5592 --stream lobby --frames 40 --fps 20 > /dev/null &
 cam_a=$!
+# Handshake: a lobby line at the listener proves its subscription is joined
+# (PUB/SUB drops what a late joiner missed) before street, the short stream, starts.
+for _ in $(seq 1200); do grep -q "^lobby {" "$work/listen.txt" && break; sleep 0.1; done
+grep -q "^lobby {" "$work/listen.txt" || { echo "listener got nothing for lobby"; cat "$work/pipeline.txt"; exit 1; }
 # A third camera preprocesses and gates itself and ships only changed patches.
 "$vlcache" camera --source "$video" --to tcp://127.0.0.1:5592 --stream porch --start 600 --frames 30 --fps 20 \
   --ship-patches --image-size 32 --patch-size 8 --keyframe-every 10 > "$work/porch.txt" &
