@@ -18,7 +18,7 @@ std::string to_json_line(const frame_record& r) {
                    {"full", r.full},
                    {"token_norm_mean", r.token_norm_mean},
                    {"latency_ms", {{"hash", r.hash_ms}, {"gate", r.gate_ms}, {"encode", r.encode_ms}, {"total", r.total_ms}}}};
-  return j.dump();
+  return connectors::to_json_line(j);
 }
 
 std::string to_json_line(const answer_record& r) {
@@ -31,7 +31,7 @@ std::string to_json_line(const answer_record& r) {
   j["latency_ms"]["encode"] = r.encode_ms;
   j["latency_ms"]["total"] = r.total_ms;
   j["kv"]["bytes"] = r.kv_bytes;
-  return j.dump();
+  return connectors::to_json_line(j);
 }
 
 caf::behavior sink_actor(caf::stateful_actor<sink_state>* self, std::shared_ptr<connectors::line_sink> out) {

@@ -90,7 +90,7 @@ int run_ask(const ask_options& o) {
     j["latency_ms"]["load"] = load_ms;
     j["latency_ms"]["encode"] = encode_ms;
     j["decode_tokens_per_s"] = tokens_per_s;
-    std::printf("%s\n", j.dump().c_str());
+    std::printf("%s\n", connectors::to_json_line(j).c_str());
     return 0;
   }
   std::printf("%s%s\n", a->random_weights ? "[random weights] " : "", a->text.c_str());

@@ -19,4 +19,8 @@ nlohmann::json answer_to_json(const answer& a) {
   return j;
 }
 
+std::string to_json_line(const nlohmann::json& j) {
+  return j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace vlcache::connectors

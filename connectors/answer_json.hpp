@@ -14,4 +14,12 @@ namespace vlcache::connectors {
 /// latency split "latency_ms": prefill, decode (callers add encode, total).
 [[nodiscard]] nlohmann::json answer_to_json(const answer& a);
 
+/// One JSON line as every sink and `vlcache ask --json` write it: ASCII only
+/// (anything else as \uXXXX escapes), and bytes that are not valid UTF-8 (a
+/// stream name off the network) become U+FFFD instead of an exception. An
+/// answer's text already holds U+FFFD where the decoded byte-fallback pieces
+/// did not form valid UTF-8 (sentencepiece replaces them): it shows as
+/// \ufffd in the line and as the glyph on the live page, the same text.
+[[nodiscard]] std::string to_json_line(const nlohmann::json& j);
+
 }  // namespace vlcache::connectors

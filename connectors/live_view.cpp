@@ -1,4 +1,5 @@
 #include "connectors/live_view.hpp"
+#include "connectors/answer_json.hpp"
 
 #include <httplib.h>
 
@@ -75,7 +76,7 @@ expected<std::unique_ptr<live_view>> live_view::start(const live_view_options& o
   server->Get("/api/state", [self](const httplib::Request&, httplib::Response& res) {
     self->watched();
     res.set_header("Cache-Control", "no-store");
-    res.set_content(self->state_json().dump(), "application/json");
+    res.set_content(to_json_line(self->state_json()), "application/json");
   });
   server->Get(R"(/frame/([^/]+)\.jpg)", [self](const httplib::Request& req, httplib::Response& res) {
     self->watched();
@@ -144,7 +145,9 @@ void live_view::write(const std::string& topic, const std::string& line) {
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded()) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  auto& answers = streams_[topic].answers;
+  auto& stream = streams_[topic];
+  ++stream.answered;
+  auto& answers = stream.answers;
   answers.push_front(std::move(j));
   while (static_cast<int>(answers.size()) > options_.answers_kept) answers.pop_back();
 }
@@ -173,6 +176,7 @@ nlohmann::json live_view::state_json() {
                               {"frames_in_history", frames},
                               {"series", series},
                               {"answers", nlohmann::json(std::vector<nlohmann::json>(s.answers.begin(), s.answers.end()))},
+                              {"answered", s.answered},
                               {"counters", counters.contains(name) ? counters[name] : nlohmann::json::object()}});
   }
   return out;

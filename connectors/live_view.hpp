@@ -92,6 +92,7 @@ class live_view : public line_sink {
     };
     std::deque<bucket> history;
     std::deque<nlohmann::json> answers;
+    std::uint64_t answered = 0;  // answer lines this view received for the camera
     std::string jpeg;  // the encoded latest frame
     std::uint64_t jpeg_seq = 0;
   };

@@ -72,7 +72,7 @@ async function tick() {
       text(c.el, "encoded", k.encoded ?? "-");
       text(c.el, "dropped", k.dropped === undefined ? "-" : k.dropped);
       text(c.el, "failed", k.failed ?? "-");
-      text(c.el, "answered", k.answered ?? "-");
+      text(c.el, "answered", st.answered);  // the answers this page lists come from the same count
       text(c.el, "inflight", k.in_flight ?? "-");
       if (st.has_frame && st.frame_seq !== c.frameSeq) {
         c.frameSeq = st.frame_seq;
@@ -88,6 +88,8 @@ async function tick() {
         d.innerHTML = "<b></b> <span></span><div class='muted'></div>";
         d.querySelector("b").textContent = "#" + a.seq + (a.on_demand ? " (asked)" : "");
         d.querySelector("span").textContent = a.question + " -> " + a.text;
+        if (a.text.includes("\ufffd"))
+          d.querySelector("span").title = "\ufffd marks decoded bytes that were not valid UTF-8";
         if (a.random_weights) d.querySelector("span").className = "random";
         d.querySelector("div").textContent = "prefill " + (lat.prefill ?? 0).toFixed(0) + " ms, decode " +
           (lat.decode ?? 0).toFixed(0) + " ms, total " + (lat.total ?? 0).toFixed(0) + " ms; image tokens recomputed " +

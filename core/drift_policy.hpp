@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Drift control (design: cache semantics 4). The stored output of a hit
+/// Drift control (README: "The cache step"). The stored output of a hit
 /// token goes stale as the tokens it attends to change. This turns a gate
 /// decision into the set of tokens to recompute, bounded by policies:
 ///
@@ -12,8 +12,9 @@
 /// - a per-frame top-r budget: at most `max_tokens_per_frame` tokens, those
 ///   furthest past their gate threshold first (stale ones after them).
 ///
-/// Positions left out by the budget keep their old reference in the gate,
-/// so they miss again on the next frame.
+/// Positions left out by the budget keep their old reference in the gate
+/// (core/cache_step commits only what was computed), so they miss again on
+/// the next frame unless the patch went back to that reference.
 
 #include <cstdint>
 #include <map>

@@ -4,7 +4,7 @@
 /// signatures are within threshold of the ones recorded when that position's
 /// token was last computed, not the previous frame's. A slow ramp therefore
 /// accumulates distance until it misses, and the recompute then moves the
-/// reference (design: cache semantics 2).
+/// reference (README: "The cache decision", reference gating).
 ///
 /// decide() judges a frame without changing references; commit() records the
 /// frame's signatures for the positions whose tokens were actually computed,

@@ -122,8 +122,15 @@ expected<clip_weights> load_weights(const weight_set& w, const clip_vision_confi
   return out;
 }
 
-/// Random weights at the preset's shape, initialised as Hugging Face's
-/// CLIPPreTrainedModel._init_weights does (factor 1), with a fixed seed.
+/// Random weights at the preset's shape, with a fixed seed. Not exactly
+/// Hugging Face's CLIPPreTrainedModel._init_weights: the class token, patch
+/// and position embeddings, q/k/v (d^-0.5 / sqrt(2L)) and fc1 ((2d)^-0.5)
+/// follow it, but the two residual-branch outputs are scaled down by
+/// sqrt(2L) as in GPT-2 (out_proj d^-0.5 / sqrt(2L), where HF has d^-0.5;
+/// fc2 i^-0.5 / sqrt(2L), where HF has d^-0.5 / sqrt(2L)). That keeps the
+/// residual stream of an untrained 12- or 24-layer tower from growing layer
+/// by layer; the figures measured with these presets (and the peer
+/// comparison's "clip" init, which copies this) depend on it.
 clip_weights make_random_weights(const clip_vision_config& c, std::uint64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   const std::int64_t d = c.hidden_size, p = c.patch_size, t = c.num_tokens(), i = c.intermediate_size;

@@ -6,7 +6,7 @@
 /// hidden state (no post layer norm), class token dropped for LLaVA's
 /// default strategy, then the projector (linear, exact GELU, linear).
 ///
-/// Sparse forward (design: cache semantics 3): for the recompute set M of a
+/// Sparse forward (README: "The vision encoder", sparse recompute): for the recompute set M of a
 /// frame, every layer runs layer norm, QKV, output projection and MLP for M
 /// and the class token only, writes their K/V into the stream's per-layer
 /// store, and lets their queries attend to all stored keys and values. The

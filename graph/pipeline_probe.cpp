@@ -42,23 +42,24 @@ pipeline_snapshot pipeline_probe::collect(std::chrono::milliseconds timeout) {
   s.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   caf::scoped_actor self{sys_};
   std::map<stream_id, actors::source_counters> all = finished;
-  for (const auto& src : sources)
-    self->request(src, timeout, actors::stats_atom::value)
+  auto silent = [&](const std::string& stage) { return [&s, stage](const caf::error&) { s.unanswered.push_back(stage); }; };
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    self->request(sources[i], timeout, actors::stats_atom::value)
         .receive(
             [&](const actors::source_counters& c) {
               if (!finished.count(c.stream)) all[c.stream] = c;
             },
-            [](const caf::error&) {});
+            silent("camera " + std::to_string(i)));
   for (auto& [id, c] : all) s.sources.push_back(c);
   if (encoder)
     self->request(encoder, timeout, actors::stats_atom::value)
-        .receive([&](const actors::encoder_counters& c) { s.encoder = c; }, [](const caf::error&) {});
+        .receive([&](const actors::encoder_counters& c) { s.encoder = c; }, silent("encoder"));
   if (reassembly)
     self->request(reassembly, timeout, actors::stats_atom::value)
-        .receive([&](const actors::latency_report& r) { s.latency = r; }, [](const caf::error&) {});
+        .receive([&](const actors::latency_report& r) { s.latency = r; }, silent("reassembly"));
   if (answerer)
     self->request(answerer, timeout, actors::stats_atom::value)
-        .receive([&](const actors::answerer_counters& c) { s.answers = c; }, [](const caf::error&) {});
+        .receive([&](const actors::answerer_counters& c) { s.answers = c; }, silent("answerer"));
   return s;
 }
 
@@ -98,6 +99,10 @@ std::string to_prometheus(const pipeline_snapshot& s) {
   auto stream_of = [](const actors::source_counters& c) { return "stream=\"" + label_value(c.name) + "\""; };
   family("vlcache_up", "gauge", "1 while the pipeline runs.");
   o << "vlcache_up{pipeline=\"" << label_value(s.pipeline) << "\"} 1\n";
+  family("vlcache_stage_answered", "gauge",
+         "1 when the stage answered this scrape in time; 0: its series below are absent or stale.");
+  for (const char* stage : {"encoder", "reassembly", "answerer"})
+    o << "vlcache_stage_answered{stage=\"" << stage << "\"} " << (s.answered(stage) ? 1 : 0) << "\n";
   family("vlcache_uptime_seconds", "gauge", "Seconds since the pipeline started.");
   o << "vlcache_uptime_seconds " << s.uptime_s << "\n";
   family("vlcache_frames_read_total", "counter", "Frames read from each camera.");
@@ -181,7 +186,8 @@ nlohmann::json per_stream_json(const pipeline_snapshot& s) {
     const std::uint64_t frames = it == s.encoder.per_stream.end() ? 0 : it->second.first;
     const std::uint64_t computed = it == s.encoder.per_stream.end() ? 0 : it->second.second;
     const double total = double(frames) * s.encoder.tokens_per_frame;
-    std::uint64_t answered = 0;
+    // null, not 0, when the answerer (busy with a batch) did not answer the probe.
+    nlohmann::json answered = s.answered("answerer") ? nlohmann::json(0) : nlohmann::json(nullptr);
     if (s.answers) {
       auto a = s.answers->per_stream.find(c.name);
       if (a != s.answers->per_stream.end()) answered = a->second;

@@ -6,6 +6,7 @@
 /// page. The run summary counts from the same snapshot, so a final scrape and
 /// the summary agree.
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -31,6 +32,12 @@ struct pipeline_snapshot {
   actors::encoder_counters encoder;
   actors::latency_report latency;
   std::optional<actors::answerer_counters> answers;
+  /// Stages that did not answer within the timeout (busy or gone): their
+  /// figures above are absent or zero and must not be read as measured.
+  std::vector<std::string> unanswered;
+  [[nodiscard]] bool answered(const std::string& stage) const {
+    return std::find(unanswered.begin(), unanswered.end(), stage) == unanswered.end();
+  }
 };
 
 class pipeline_probe {

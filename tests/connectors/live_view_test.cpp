@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "connectors/answer_json.hpp"
 #include "connectors/live_view.hpp"
 
 namespace vlcache::connectors {
@@ -64,7 +65,25 @@ TEST(live_view, keeps_frames_only_while_watched_and_at_most_its_rate) {
   j = nlohmann::json::parse(http.Get("/api/state")->body);
   ASSERT_EQ(j["streams"][0]["answers"].size(), 1u);
   EXPECT_EQ(j["streams"][0]["answers"][0]["text"], "two people");
+  // The counter counts what the view lists, even with the answerer too busy to answer the probe.
+  for (int i = 0; i < 7; ++i) (*view)->write("gate", R"({"kind":"answer","seq":4,"text":"three"})");
+  j = nlohmann::json::parse(http.Get("/api/state")->body);
+  EXPECT_EQ(j["streams"][0]["answered"], 8);
+  EXPECT_EQ(j["streams"][0]["answers"].size(), 5u) << "answers_kept";
   (*view)->stop();
+}
+
+TEST(answer_json, lines_are_ascii_and_survive_bytes_that_are_not_utf8) {
+  answer a;
+  a.question = "Wer?";
+  a.text = "caf\xc3\xa9 \xef\xbf\xbd";  // "café" and the replacement sentencepiece puts for a broken byte piece
+  auto j = answer_to_json(a);
+  j["stream"] = std::string("cam\xff");  // not UTF-8: a stream name off the network
+  const auto line = to_json_line(j);
+  for (unsigned char c : line) EXPECT_LT(c, 0x80) << line;
+  EXPECT_NE(line.find("caf\\u00e9 \\ufffd"), std::string::npos) << line;
+  EXPECT_NE(line.find("\"cam\\ufffd\""), std::string::npos) << line;
+  EXPECT_EQ(nlohmann::json::parse(line)["text"], a.text) << "the page shows the same text";
 }
 
 TEST(live_view, a_busy_port_is_named) {
