@@ -276,7 +276,10 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
           }
           return;
         }
-        if (s.settings.policy == flow_policy::block && s.credits == 0) return;
+        if (s.settings.policy == flow_policy::block && s.credits == 0) {
+          s.waiting_for_credit = true;  // the next done_atom ticks again
+          return;
+        }
         if (!read_one(self)) {
           s.finished = true;
           report_if_done(self);
@@ -295,8 +298,10 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
           s.queue.pop_front();
           dispatch(self, std::move(job));
         }
-        if (s.settings.policy == flow_policy::block && s.settings.pace_fps <= 0 && !s.finished)
+        if (s.settings.policy == flow_policy::block && !s.finished && (s.settings.pace_fps <= 0 || s.waiting_for_credit)) {
+          s.waiting_for_credit = false;
           self->send(self, tick_atom::value);
+        }
         report_if_done(self);
       },
       [self](const pushed_frame& p) {

@@ -99,6 +99,7 @@ struct source_state {
   std::uint64_t next_wire_seq = 0;
   int credits = 0;
   bool finished = false, reported = false;
+  bool waiting_for_credit = false;  // block policy: a tick found no credit
   static inline const char* name = "source";
 };
 

@@ -228,6 +228,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     ss.queue = spec.flow.queue;
     ss.policy = to_flow(spec.flow.policy);
     ss.drift = spec.drift;
+    ss.pace_fps = c.pace_fps;
     sources.push_back(sys.spawn(actors::source_actor, ss, hashers, shards, enc, caf::actor_cast<caf::actor>(runner)));
   }
 

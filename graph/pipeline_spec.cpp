@@ -93,6 +93,7 @@ camera_spec read_camera(table_reader& r, std::size_t index) {
   if (auto src = r.string("source")) c.source = *src;
   else r.fail("source", "missing (a video file, image pattern or stream URL)");
   c.fps = r.number("fps", 0.0, 1000.0).value_or(0.0);
+  c.pace_fps = r.number("pace_fps", 0.0, 1000.0).value_or(0.0);
   c.start_frame = static_cast<std::uint64_t>(r.integer("start_frame", 0, 1ll << 40).value_or(0));
   c.max_frames = static_cast<std::uint64_t>(r.integer("max_frames", 0, 1ll << 40).value_or(0));
   c.loop = r.boolean("loop").value_or(false);

@@ -25,6 +25,7 @@ struct camera_spec {
   std::string name;
   std::string source;        ///< video file, image sequence pattern, or URL
   double fps = 0.0;          ///< sampling rate; 0 = every frame
+  double pace_fps = 0.0;     ///< read at this rate, as a live camera delivers; 0 = as fast as credits allow
   std::uint64_t start_frame = 0;
   std::uint64_t max_frames = 0;  ///< 0 = until the source ends
   bool loop = false;         ///< reopen a file source at its end

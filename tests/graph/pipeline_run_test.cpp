@@ -164,6 +164,35 @@ TEST(pipeline_run, tokens_equal_the_cache_step_the_benchmarks_run) {
   EXPECT_GT(partial, 0) << "no frame was recomputed in part";
 }
 
+// A paced camera reads at its rate (a file behaves like a live camera) and,
+// with the block policy, does not stall when a tick finds no credit.
+TEST(pipeline_run, paced_camera_reads_at_its_rate_and_never_stalls) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto s = run(R"(
+    [pipeline]
+    drop_policy = "block"
+    max_in_flight = 1
+    progress_seconds = 0
+    [input]
+    image_size = 32
+    patch_size = 8
+    [encoder]
+    model = "tiny"
+    [[sink]]
+    kind = "jsonl"
+    path = "/tmp/vlcache_paced.jsonl"
+    [[camera]]
+    name = "paced"
+    source = ")" VLCACHE_SAMPLE_VIDEO R"("
+    max_frames = 12
+    pace_fps = 40
+  )");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  expect_accounted(s);
+  EXPECT_EQ(s["streams"][0]["frames_encoded"].get<int>(), 12);
+  EXPECT_GE(seconds, 11 / 40.0) << "12 frames at 40 per second take at least 11 intervals";
+}
+
 class overloaded : public ::testing::TestWithParam<const char*> {};
 
 // The ViT-B/16 shape takes ~100+ ms a frame here while decoding takes ~5 ms:

@@ -41,6 +41,7 @@ TEST(pipeline_spec, reads_cameras_encoder_flow_and_sinks) {
     name = "a"
     source = ")" + video + R"("
     fps = 2.5
+    pace_fps = 10
     loop = true
     [[camera]]
     source = ")" + video + R"("
@@ -54,6 +55,8 @@ TEST(pipeline_spec, reads_cameras_encoder_flow_and_sinks) {
   ASSERT_EQ(s.cameras.size(), 2u);
   EXPECT_EQ(s.cameras[0].name, "a");
   EXPECT_DOUBLE_EQ(s.cameras[0].fps, 2.5);
+  EXPECT_DOUBLE_EQ(s.cameras[0].pace_fps, 10.0);
+  EXPECT_DOUBLE_EQ(s.cameras[1].pace_fps, 0.0);
   EXPECT_TRUE(s.cameras[0].loop);
   EXPECT_EQ(s.cameras[1].name, "camera1");
   EXPECT_EQ(s.cameras[1].start_frame, 100u);
