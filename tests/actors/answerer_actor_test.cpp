@@ -7,24 +7,13 @@
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
-#include "actors/actor_error.hpp"
 #include "actors/answerer_actor.hpp"
+#include "support/actor_system_config.hpp"
 
 namespace vlcache::actors {
 namespace {
 
 const std::string fixtures = VLCACHE_FIXTURES;
-
-caf::actor_system_config& deterministic_config() {
-  static caf::actor_system_config cfg;
-  static bool once = [] {
-    register_error_category(cfg);
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    return true;
-  }();
-  (void)once;
-  return cfg;
-}
 
 /// Collects what reaches a sink.
 struct collected {
@@ -51,7 +40,7 @@ TEST(answerer_actor, more_streams_than_max_batch_are_all_answered_with_their_ima
   const int width = (*llm)->model().config().hidden_size;
   std::shared_ptr<answerer> shared = std::move(*llm);
 
-  caf::actor_system sys{deterministic_config()};
+  caf::actor_system sys{vlcache::testing::deterministic_config()};
   auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   auto out = std::make_shared<collected>();
   auto sink = sys.spawn(collecting_sink, out);

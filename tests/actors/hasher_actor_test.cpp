@@ -7,6 +7,7 @@
 
 #include "actors/actor_error.hpp"
 #include "actors/hasher_actor.hpp"
+#include "support/actor_system_config.hpp"
 
 namespace vlcache::actors {
 namespace {
@@ -21,17 +22,7 @@ std::shared_ptr<preprocessed_image> image(int size, int seed) {
 }
 
 struct hasher_fixture : ::testing::Test {
-  hasher_fixture() : sys(make_config()) {}
-  static caf::actor_system_config& make_config() {
-    static caf::actor_system_config cfg;
-    static bool once = [] {
-      register_error_category(cfg);
-      cfg.set("scheduler.max-threads", 2);
-      return true;
-    }();
-    (void)once;
-    return cfg;
-  }
+  hasher_fixture() : sys(vlcache::testing::threaded_config()) {}
   caf::actor_system sys;
 };
 

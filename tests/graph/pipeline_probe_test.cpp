@@ -6,8 +6,8 @@
 
 #include <caf/all.hpp>
 
-#include "actors/actor_error.hpp"
 #include "graph/pipeline_probe.hpp"
+#include "support/actor_system_config.hpp"
 
 namespace vlcache::graph {
 namespace {
@@ -31,17 +31,7 @@ caf::behavior answering_encoder(caf::event_based_actor*) {
 }
 
 struct probe_fixture : ::testing::Test {
-  probe_fixture() : sys(cfg()) {}
-  static caf::actor_system_config& cfg() {
-    static caf::actor_system_config c;
-    static bool once = [] {
-      actors::register_error_category(c);
-      c.set("scheduler.max-threads", 2);
-      return true;
-    }();
-    (void)once;
-    return c;
-  }
+  probe_fixture() : sys(vlcache::testing::threaded_config()) {}
   caf::actor_system sys;
 };
 
