@@ -8,6 +8,7 @@
 #include "app/camera_command.hpp"
 #include "app/encode_command.hpp"
 #include "app/scan_command.hpp"
+#include "app/scene_command.hpp"
 #include "connectors/request_endpoint.hpp"
 #include "connectors/zmq_listener.hpp"
 #include "graph/encoder_node.hpp"
@@ -23,6 +24,8 @@ int main(int argc, char** argv) {
   vlcache::app::add_encode_command(app, encode);
   vlcache::app::ask_options ask;
   vlcache::app::add_ask_command(app, ask);
+  vlcache::app::scene_options scene;
+  vlcache::app::add_scene_command(app, scene);
   std::string validate_file;
   auto* validate = app.add_subcommand("validate", "Check a pipeline TOML; print every error, exit non-zero on any");
   validate->add_option("file", validate_file, "Pipeline TOML")->required();
@@ -85,6 +88,7 @@ int main(int argc, char** argv) {
     return vlcache::graph::run_pipeline(r.spec, run_opts);
   }
   if (app.got_subcommand("camera")) return vlcache::app::run_camera(camera);
+  if (app.got_subcommand("scene")) return vlcache::app::run_scene(scene);
   if (node->parsed()) return vlcache::graph::run_encoder_node(node_opts);
   if (listen->parsed()) {
     auto n = vlcache::connectors::listen(listen_opts, [](const std::string& topic, const std::string& line) {
