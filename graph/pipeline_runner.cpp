@@ -276,6 +276,10 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   stop_requested = false;
   auto old_int = std::signal(SIGINT, on_signal);
   auto old_term = std::signal(SIGTERM, on_signal);
+  // From here a signal drains the pipeline instead of killing the process.
+  std::printf("running: %zu camera(s)%s; SIGINT or SIGTERM stops them and drains the frames in flight\n",
+              spec.cameras.size(), spec.ingest.enabled ? " and the network ingest" : "");
+  std::fflush(stdout);
   const auto started = actors::steady::now();
   std::vector<actors::source_counters> finished;
   bool stopping = false;

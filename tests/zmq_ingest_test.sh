@@ -50,6 +50,8 @@ done
 import json, sys
 s = json.load(open(sys.argv[1]))
 streams = {x["name"]: x for x in s["streams"]}
+assert [x["name"] for x in s["streams"]].count("street") == 1, \
+    "street was closed and reopened: its restart took longer than [ingest].idle_timeout_s"
 assert s["accounted"], "frames unaccounted"
 assert streams["lobby"]["frames_read"] == 40, streams["lobby"]
 assert streams["street"]["frames_read"] == 20, streams["street"]

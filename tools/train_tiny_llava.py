@@ -1,0 +1,507 @@
+#!/usr/bin/env python3
+"""Trains a tiny LLaVA-1.5 on rendered scenes with known answers and writes
+it as an ordinary llava-hf snapshot folder that vlcache loads.
+
+Architecture (LLaVA-1.5 at small scale): CLIP ViT (pre-LN, quick_gelu,
+class token, 160 px / 16 px patches = 100 visual tokens, features from
+vision_feature_layer -2, class token dropped), the 2-layer GELU projector,
+a LLaMA decoder (RMSNorm, half-split RoPE, SwiGLU). The forward pass follows
+Hugging Face's eager code (as tests/fixtures/make_*_reference.py port it);
+trained end to end, loss on the answer tokens only.
+
+Data: `vlcache scene` renders scenes over segments of vtest.avi; training
+uses seeds 1..N over background frames [0, 580), the held-out set seeds
+1001.. over frames [590, 790): no held-out seed or background frame is ever
+trained on. The tokenizer is trained with spm_train on the prompt, question
+and answer texts.
+
+    /usr/bin/python3 tools/train_tiny_llava.py --minutes 40 --out models/tiny-llava-scenes
+
+Seeded (--seed); on 2 cores the default budget is 40 minutes of training.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from PIL import Image
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VIDEO = "/usr/share/doc/opencv-doc/examples/data/vtest.avi"
+TEMPLATE = "USER: <image>\n{question} ASSISTANT:"
+KINDS = ["count_color", "count_shape", "presence", "color_of", "position", "moving"]
+CLIP_MEAN = np.array([0.48145466, 0.4578275, 0.40821073], dtype=np.float32)
+CLIP_STD = np.array([0.26862954, 0.26130258, 0.27577711], dtype=np.float32)
+
+VISION = dict(hidden_size=128, intermediate_size=512, num_attention_heads=4, num_hidden_layers=4, image_size=160,
+              patch_size=16, layer_norm_eps=1e-5, hidden_act="quick_gelu", num_channels=3,
+              model_type="clip_vision_model", projection_dim=128)
+TEXT = dict(hidden_size=256, intermediate_size=688, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=4,
+            rms_norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=256, hidden_act="silu", bos_token_id=1,
+            eos_token_id=2, pad_token_id=0, tie_word_embeddings=False, model_type="llama", initializer_range=0.02)
+SPM_VOCAB = 384
+FEATURE_LAYER = -2
+TRAIN_STARTS = (0, 380)     # background start frames of training scenes (200 frames: < 580)
+HELDOUT_START = 590         # held-out scenes: background frames [590, 790)
+SCENE_FRAMES = 200
+
+
+# ---------------------------------------------------------------- data
+def render(vlcache, seed, start, out):
+    if os.path.exists(os.path.join(out, "truth.jsonl")):
+        return
+    subprocess.run([vlcache, "scene", "--seed", str(seed), "--frames", str(SCENE_FRAMES), "--start", str(start),
+                    "--out", out], check=True, stdout=subprocess.DEVNULL)
+
+
+def load_scene(folder):
+    frames = []
+    with open(os.path.join(folder, "truth.jsonl")) as f:
+        for line in f:
+            t = json.loads(line)
+            frames.append(t)
+    pixels = np.stack([np.asarray(Image.open(os.path.join(folder, "frames", "%06d.png" % t["frame"])).convert("RGB"))
+                       for t in frames])
+    return pixels, frames
+
+
+def normalise(rgb_uint8):
+    """CLIP's rescale and normalise on frames already at the model's size: [N, 3, H, W] f32."""
+    x = rgb_uint8.astype(np.float32) / 255.0
+    x = (x - CLIP_MEAN) / CLIP_STD
+    return torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
+
+
+# ---------------------------------------------------------------- tokenizer
+def train_tokenizer(prefix, texts):
+    corpus = prefix + ".corpus.txt"
+    with open(corpus, "w") as f:
+        for t in texts:
+            f.write(t.replace("\n", " ") + "\n")
+    subprocess.run(["spm_train", f"--input={corpus}", f"--model_prefix={prefix}", f"--vocab_size={SPM_VOCAB}",
+                    "--model_type=bpe", "--byte_fallback=true", "--split_digits=true",
+                    "--normalization_rule_name=identity", "--remove_extra_whitespaces=false",
+                    "--add_dummy_prefix=true", "--character_coverage=1.0", "--unk_id=0", "--bos_id=1", "--eos_id=2",
+                    "--pad_id=-1", "--minloglevel=2", "--random_seed=1"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.remove(corpus)
+
+
+class Prompts:
+    """The prompt exactly as vlcache builds it (core/tokenizer: BOS, each text
+    segment around <image> encoded on its own, the image token repeated)."""
+
+    def __init__(self, spm_path, image_token, image_tokens):
+        import sentencepiece
+        self.sp = sentencepiece.SentencePieceProcessor(model_file=spm_path)
+        self.image_token, self.n = image_token, image_tokens
+        before, after = TEMPLATE.split("<image>")
+        self.prefix = [1] + self.sp.encode(before)
+        self.after = after
+        self.cache = {}
+
+    def suffix(self, question):
+        if question not in self.cache:
+            self.cache[question] = self.sp.encode(self.after.replace("{question}", question))
+        return self.cache[question]
+
+    def answer(self, text):
+        return self.sp.encode(text) + [2]  # then EOS
+
+
+# ---------------------------------------------------------------- model
+def quick_gelu(x):
+    return x * torch.sigmoid(1.702 * x)
+
+
+class Vision(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d, i, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+        n = (c["image_size"] // c["patch_size"]) ** 2 + 1
+        self.c = c
+        self.class_embedding = torch.nn.Parameter(torch.randn(d) * d ** -0.5)
+        self.patch_embedding = torch.nn.Conv2d(3, d, c["patch_size"], c["patch_size"], bias=False)
+        self.position_embedding = torch.nn.Embedding(n, d)
+        self.pre_layrnorm = torch.nn.LayerNorm(d, eps=c["layer_norm_eps"])
+        self.layers = torch.nn.ModuleList()
+        for _ in range(L):
+            m = torch.nn.Module()
+            m.layer_norm1 = torch.nn.LayerNorm(d, eps=c["layer_norm_eps"])
+            m.q_proj, m.k_proj, m.v_proj, m.out_proj = (torch.nn.Linear(d, d) for _ in range(4))
+            m.layer_norm2 = torch.nn.LayerNorm(d, eps=c["layer_norm_eps"])
+            m.fc1, m.fc2 = torch.nn.Linear(d, i), torch.nn.Linear(i, d)
+            self.layers.append(m)
+        self.post_layernorm = torch.nn.LayerNorm(d, eps=c["layer_norm_eps"])
+
+    def forward(self, pixels):
+        """hidden_states[vision_feature_layer] without the class token: [B, patches, d]."""
+        b, d, heads = pixels.shape[0], self.c["hidden_size"], self.c["num_attention_heads"]
+        dh = d // heads
+        x = self.patch_embedding(pixels).flatten(2).transpose(1, 2)
+        x = torch.cat([self.class_embedding.expand(b, 1, d), x], 1) + self.position_embedding.weight[None]
+        x = self.pre_layrnorm(x)
+        used = len(self.layers) + FEATURE_LAYER + 1
+        for m in list(self.layers)[:used]:
+            h = m.layer_norm1(x)
+            t = h.shape[1]
+            q = (m.q_proj(h) * dh ** -0.5).view(b, t, heads, dh).transpose(1, 2)
+            k = m.k_proj(h).view(b, t, heads, dh).transpose(1, 2)
+            v = m.v_proj(h).view(b, t, heads, dh).transpose(1, 2)
+            a = torch.softmax(q @ k.transpose(-1, -2), -1) @ v
+            x = x + m.out_proj(a.transpose(1, 2).reshape(b, t, d))
+            x = x + m.fc2(quick_gelu(m.fc1(m.layer_norm2(x))))
+        return x[:, 1:]
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, d, eps):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        v = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(v + self.eps))
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat([-x[..., h:], x[..., :h]], -1)
+
+
+class Llama(torch.nn.Module):
+    def __init__(self, c, vocab):
+        super().__init__()
+        d, i = c["hidden_size"], c["intermediate_size"]
+        self.c = c
+        self.embed_tokens = torch.nn.Embedding(vocab, d)
+        self.layers = torch.nn.ModuleList()
+        for _ in range(c["num_hidden_layers"]):
+            m = torch.nn.Module()
+            m.input_layernorm = RMSNorm(d, c["rms_norm_eps"])
+            m.q_proj = torch.nn.Linear(d, d, bias=False)
+            kv = d // c["num_attention_heads"] * c["num_key_value_heads"]
+            m.k_proj, m.v_proj = torch.nn.Linear(d, kv, bias=False), torch.nn.Linear(d, kv, bias=False)
+            m.o_proj = torch.nn.Linear(d, d, bias=False)
+            m.post_attention_layernorm = RMSNorm(d, c["rms_norm_eps"])
+            m.gate_proj, m.up_proj = torch.nn.Linear(d, i, bias=False), torch.nn.Linear(d, i, bias=False)
+            m.down_proj = torch.nn.Linear(i, d, bias=False)
+            self.layers.append(m)
+        self.norm = RMSNorm(d, c["rms_norm_eps"])
+        self.lm_head = torch.nn.Linear(d, vocab, bias=False)
+        std = c["initializer_range"]
+        for p in self.parameters():
+            if p.dim() == 2:
+                torch.nn.init.normal_(p, std=std)
+
+    def rope(self, positions):
+        dh = self.c["hidden_size"] // self.c["num_attention_heads"]
+        inv = 1.0 / (self.c["rope_theta"] ** (torch.arange(0, dh, 2, dtype=torch.float32) / dh))
+        f = positions[:, None].float() * inv[None]
+        emb = torch.cat([f, f], -1)
+        return emb.cos(), emb.sin()
+
+    def attend(self, m, h, pos, past=None):
+        """h [B, T, d] at positions `pos`; past: (k, v) of earlier positions [B, H, P, dh].
+        Causal over the new rows, all of `past` visible."""
+        b, t, d = h.shape
+        heads, kvh = self.c["num_attention_heads"], self.c["num_key_value_heads"]
+        dh = d // heads
+        x = m.input_layernorm(h)
+        q = m.q_proj(x).view(b, t, heads, dh).transpose(1, 2)
+        k = m.k_proj(x).view(b, t, kvh, dh).transpose(1, 2)
+        v = m.v_proj(x).view(b, t, kvh, dh).transpose(1, 2)
+        cos, sin = self.rope(pos)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        new = (k, v)
+        if past is not None:
+            k = torch.cat([past[0], k], 2)
+            v = torch.cat([past[1], v], 2)
+        if kvh != heads:
+            k = k.repeat_interleave(heads // kvh, 1)
+            v = v.repeat_interleave(heads // kvh, 1)
+        p = k.shape[2] - t
+        mask = torch.ones(t, k.shape[2], dtype=torch.bool).tril(p)
+        s = (q @ k.transpose(-1, -2)) * dh ** -0.5
+        s = s.masked_fill(~mask, float("-inf"))
+        a = torch.softmax(s.float(), -1).to(q.dtype) @ v
+        h = h + m.o_proj(a.transpose(1, 2).reshape(b, t, d))
+        x = m.post_attention_layernorm(h)
+        h = h + m.down_proj(F.silu(m.gate_proj(x)) * m.up_proj(x))
+        return h, new
+
+    def prefix(self, embeds):
+        """Runs the shared prefix (BOS, 'USER: ', image): per-layer K/V."""
+        pos = torch.arange(embeds.shape[1])
+        h, kvs = embeds, []
+        for m in self.layers:
+            h, kv = self.attend(m, h, pos, None)
+            kvs.append(kv)
+        return kvs
+
+    def suffix_logits(self, ids, kvs, start, repeat):
+        """Question and answer rows of `repeat` sequences per prefix, after the prefix K/V."""
+        h = self.embed_tokens(ids)
+        pos = torch.arange(start, start + ids.shape[1])
+        for m, (k, v) in zip(self.layers, kvs):
+            h, _ = self.attend(m, h, pos, (k.repeat_interleave(repeat, 0), v.repeat_interleave(repeat, 0)))
+        return self.lm_head(self.norm(h))
+
+
+class TinyLlava(torch.nn.Module):
+    def __init__(self, vocab, image_token):
+        super().__init__()
+        self.vision = Vision(VISION)
+        d, o = VISION["hidden_size"], TEXT["hidden_size"]
+        self.linear_1, self.linear_2 = torch.nn.Linear(d, o), torch.nn.Linear(o, o)
+        self.llm = Llama(TEXT, vocab)
+        self.image_token = image_token
+
+    def image_features(self, pixels):
+        return self.linear_2(F.gelu(self.linear_1(self.vision(pixels))))
+
+    def forward(self, pixels, prefix_ids, suffix_ids, repeat):
+        """Logits over the suffix rows; every image in `pixels` has `repeat` suffixes."""
+        feats = self.image_features(pixels)
+        b = pixels.shape[0]
+        pre = self.llm.embed_tokens(torch.tensor(prefix_ids)).expand(b, -1, -1)
+        embeds = torch.cat([pre, feats], 1)
+        kvs = self.llm.prefix(embeds)
+        return self.llm.suffix_logits(suffix_ids, kvs, embeds.shape[1], repeat)
+
+
+# ---------------------------------------------------------------- batches
+def make_batch(rng, scenes, prompts, images, per_image, kinds=KINDS):
+    """Frames and per_image questions each (kinds drawn evenly): pixels, padded
+    suffix ids, targets (-100 outside the answer), and the questions."""
+    px, rows, targets, asked = [], [], [], []
+    for _ in range(images):
+        pixels, frames = scenes[rng.randrange(len(scenes))]
+        fi = rng.randrange(len(frames))
+        qs = frames[fi]["questions"]
+        px.append(pixels[fi])
+        for _ in range(per_image):
+            kind = kinds[rng.randrange(len(kinds))]
+            pool = [q for q in qs if q["kind"] == kind] or qs
+            q = pool[rng.randrange(len(pool))]
+            s, a = prompts.suffix(q["question"]), prompts.answer(q["answer"])
+            rows.append(s + a)
+            targets.append([-100] * (len(s) - 1) + a + [-100])
+            asked.append(q)
+    width = max(len(r) for r in rows)
+    ids = torch.tensor([r + [0] * (width - len(r)) for r in rows])
+    tgt = torch.tensor([t + [-100] * (width - len(t)) for t in targets])
+    return normalise(np.stack(px)), ids, tgt, asked
+
+
+def exact_match(logits, tgt):
+    """Greedy decoding reproduces the answer iff every answer position's argmax
+    is its target given the right prefix (teacher forcing)."""
+    pred = logits.argmax(-1)
+    ok = (pred == tgt) | (tgt == -100)
+    return ok.all(-1)
+
+
+# ---------------------------------------------------------------- export
+DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
+
+
+def write_safetensors(path, tensors):
+    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
+    for name, t in tensors.items():
+        t = t.contiguous()
+        data = t.view(torch.uint8).numpy().tobytes() if t.dtype == torch.bfloat16 else t.numpy().tobytes()
+        header[name] = {"dtype": DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
+
+
+def export(model, out, spm_path, vocab, image_token, card):
+    os.makedirs(out, exist_ok=True)
+    t = {}
+    v = model.vision
+    vp = "vision_tower.vision_model."
+    t[vp + "embeddings.class_embedding"] = v.class_embedding
+    t[vp + "embeddings.patch_embedding.weight"] = v.patch_embedding.weight
+    t[vp + "embeddings.position_embedding.weight"] = v.position_embedding.weight
+    t[vp + "pre_layrnorm.weight"], t[vp + "pre_layrnorm.bias"] = v.pre_layrnorm.weight, v.pre_layrnorm.bias
+    t[vp + "post_layernorm.weight"], t[vp + "post_layernorm.bias"] = v.post_layernorm.weight, v.post_layernorm.bias
+    for i, m in enumerate(v.layers):
+        p = f"{vp}encoder.layers.{i}."
+        for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            t[p + f"self_attn.{name}.weight"], t[p + f"self_attn.{name}.bias"] = getattr(m, name).weight, getattr(m, name).bias
+        for name in ("layer_norm1", "layer_norm2"):
+            t[p + f"{name}.weight"], t[p + f"{name}.bias"] = getattr(m, name).weight, getattr(m, name).bias
+        for name in ("fc1", "fc2"):
+            t[p + f"mlp.{name}.weight"], t[p + f"mlp.{name}.bias"] = getattr(m, name).weight, getattr(m, name).bias
+    for name in ("linear_1", "linear_2"):
+        t[f"multi_modal_projector.{name}.weight"] = getattr(model, name).weight
+        t[f"multi_modal_projector.{name}.bias"] = getattr(model, name).bias
+    L = model.llm
+    lp = "language_model.model."
+    t[lp + "embed_tokens.weight"] = L.embed_tokens.weight
+    for i, m in enumerate(L.layers):
+        p = f"{lp}layers.{i}."
+        for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            t[p + f"self_attn.{name}.weight"] = getattr(m, name).weight
+        for name in ("gate_proj", "up_proj", "down_proj"):
+            t[p + f"mlp.{name}.weight"] = getattr(m, name).weight
+        t[p + "input_layernorm.weight"] = m.input_layernorm.weight
+        t[p + "post_attention_layernorm.weight"] = m.post_attention_layernorm.weight
+    t[lp + "norm.weight"] = L.norm.weight
+    t["language_model.lm_head.weight"] = L.lm_head.weight
+    write_safetensors(os.path.join(out, "model.safetensors"),
+                      {k: x.detach().to(torch.float16) for k, x in t.items()})
+    config = {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
+              "vision_config": {k: v for k, v in VISION.items()},
+              "text_config": dict(TEXT, vocab_size=vocab),
+              "projector_hidden_act": "gelu", "vision_feature_layer": FEATURE_LAYER,
+              "vision_feature_select_strategy": "default", "image_token_index": image_token,
+              "ignore_index": -100, "torch_dtype": "float16"}
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    shutil.copy(spm_path, os.path.join(out, "tokenizer.model"))
+    with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "LlamaTokenizer", "legacy": True, "add_bos_token": True, "add_eos_token": False,
+                   "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "padding_side": "left",
+                   "added_tokens_decoder": {str(image_token): {"content": "<image>", "special": True}},
+                   "chat_template": TEMPLATE}, f, indent=2)
+    with open(os.path.join(out, "special_tokens_map.json"), "w") as f:
+        json.dump({"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
+                   "additional_special_tokens": ["<image>"]}, f, indent=2)
+    with open(os.path.join(out, "preprocessor_config.json"), "w") as f:
+        json.dump({"image_processor_type": "CLIPImageProcessor", "do_resize": True,
+                   "size": {"shortest_edge": VISION["image_size"]}, "do_center_crop": True,
+                   "crop_size": {"height": VISION["image_size"], "width": VISION["image_size"]},
+                   "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
+                   "image_mean": CLIP_MEAN.tolist(), "image_std": CLIP_STD.tolist(), "resample": 3}, f, indent=2)
+    with open(os.path.join(out, "generation_config.json"), "w") as f:
+        json.dump({"bos_token_id": 1, "eos_token_id": 2, "max_new_tokens": 4, "do_sample": False}, f, indent=2)
+    with open(os.path.join(out, "training.json"), "w") as f:
+        json.dump(card, f, indent=2)
+
+
+# ---------------------------------------------------------------- main
+def evaluate(model, scenes, prompts, rng, images=64, per_image=6):
+    model.eval()
+    per_kind = {k: [0, 0] for k in KINDS}
+    with torch.no_grad():
+        for _ in range(max(1, images // 16)):
+            px, ids, tgt, asked = make_batch(rng, scenes, prompts, 16, per_image)
+            ok = exact_match(model(px, prompts.prefix, ids, per_image), tgt)
+            for q, good in zip(asked, ok.tolist()):
+                per_kind[q["kind"]][0] += good
+                per_kind[q["kind"]][1] += 1
+    model.train()
+    total = sum(v[0] for v in per_kind.values()) / max(1, sum(v[1] for v in per_kind.values()))
+    return total, {k: (v[0] / v[1] if v[1] else None) for k, v in per_kind.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--minutes", type=float, default=40.0, help="training time budget")
+    ap.add_argument("--train-scenes", type=int, default=48)
+    ap.add_argument("--heldout-scenes", type=int, default=8)
+    ap.add_argument("--images", type=int, default=16, help="frames per step")
+    ap.add_argument("--questions", type=int, default=8, help="questions per frame per step")
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--work", default=os.path.join(REPO, "build", "scenes"))
+    ap.add_argument("--vlcache", default=os.path.join(REPO, "build", "vlcache"))
+    ap.add_argument("--out", default=os.path.join(REPO, "models", "tiny-llava-scenes"))
+    a = ap.parse_args()
+    torch.manual_seed(a.seed)
+    torch.set_num_threads(a.threads)
+    rng = random.Random(a.seed)
+
+    t0 = time.time()
+    scene_rng = random.Random(1000 + a.seed)
+    train_dirs, held_dirs = [], []
+    for s in range(1, a.train_scenes + 1):
+        d = os.path.join(a.work, "train", f"seed{s}")
+        render(a.vlcache, s, scene_rng.randint(*TRAIN_STARTS), d)
+        train_dirs.append(d)
+    for s in range(1001, 1001 + a.heldout_scenes):
+        d = os.path.join(a.work, "heldout", f"seed{s}")
+        render(a.vlcache, s, HELDOUT_START, d)
+        held_dirs.append(d)
+    train = [load_scene(d) for d in train_dirs]
+    held = [load_scene(d) for d in held_dirs]
+    print(f"scenes: {len(train)} training, {len(held)} held out ({time.time() - t0:.0f} s)", flush=True)
+
+    texts = [TEMPLATE.split("<image>")[0], TEMPLATE.split("<image>")[1]]
+    for _, frames in train:
+        for f in frames:
+            for q in f["questions"]:
+                texts.append(q["question"] + " ASSISTANT: " + q["answer"])
+    tmp = tempfile.mkdtemp()
+    spm_prefix = os.path.join(tmp, "tokenizer")
+    train_tokenizer(spm_prefix, sorted(set(texts)))
+    image_token = SPM_VOCAB
+    vocab = SPM_VOCAB + 16  # the image token, padded
+    prompts = Prompts(spm_prefix + ".model", image_token, (VISION["image_size"] // VISION["patch_size"]) ** 2)
+
+    model = TinyLlava(vocab, image_token)
+    params = sum(p.numel() for p in model.parameters())
+    print(f"model: {params / 1e6:.2f} M parameters", flush=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01, betas=(0.9, 0.98))
+    budget = a.minutes * 60
+    start = time.time()
+    step, history = 0, []
+    eval_rng = random.Random(99)
+    while time.time() - start < budget:
+        frac = (time.time() - start) / budget
+        lr = a.lr * min(1.0, (step + 1) / 200) * (0.5 * (1 + math.cos(math.pi * frac)) * 0.95 + 0.05)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        px, ids, tgt, _ = make_batch(rng, train, prompts, a.images, a.questions)
+        logits = model(px, prompts.prefix, ids, a.questions)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1), ignore_index=-100)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        step += 1
+        if step % 100 == 0:
+            acc, kinds = evaluate(model, held, prompts, eval_rng, images=32)
+            history.append({"step": step, "minutes": (time.time() - start) / 60, "loss": loss.item(), "heldout": acc})
+            print(f"step {step:6d}  {(time.time() - start) / 60:5.1f} min  loss {loss.item():.4f}  lr {lr:.2e}  "
+                  f"held-out exact {acc:.3f}  " + " ".join(f"{k} {v:.2f}" for k, v in kinds.items() if v is not None),
+                  flush=True)
+    minutes = (time.time() - start) / 60
+    acc, kinds = evaluate(model, held, prompts, random.Random(7), images=512)
+    print(f"final held-out exact match {acc:.4f} over {512 * 6} questions: {kinds}", flush=True)
+    card = {"seed": a.seed, "steps": step, "training_minutes": minutes, "threads": a.threads,
+            "frames_per_step": a.images, "questions_per_frame": a.questions, "parameters": params,
+            "train_scenes": {"seeds": [1, a.train_scenes], "background": VIDEO,
+                             "background_frames": [TRAIN_STARTS[0], TRAIN_STARTS[1] + SCENE_FRAMES]},
+            "heldout_scenes": {"seeds": [1001, 1000 + a.heldout_scenes], "background": VIDEO,
+                               "background_frames": [HELDOUT_START, HELDOUT_START + SCENE_FRAMES]},
+            "heldout_exact_match_teacher_forced": acc, "heldout_per_kind": kinds, "history": history}
+    export(model, a.out, spm_prefix + ".model", vocab, image_token, card)
+    shutil.rmtree(tmp)
+    print("wrote", a.out)
+
+
+if __name__ == "__main__":
+    main()
