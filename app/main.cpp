@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "app/ask_command.hpp"
+#include "app/bench_answers.hpp"
 #include "app/bench_encoder.hpp"
 #include "app/bench_llm.hpp"
 #include "app/camera_command.hpp"
@@ -69,6 +70,8 @@ int main(int argc, char** argv) {
   vlcache::app::add_bench_encoder_command(*bench, bench_encoder);
   vlcache::app::bench_llm_options bench_llm;
   vlcache::app::add_bench_llm_command(*bench, bench_llm);
+  vlcache::app::bench_answers_options bench_answers;
+  vlcache::app::add_bench_answers_command(*bench, bench_answers);
   CLI11_PARSE(app, argc, argv);
   if (app.got_subcommand("scan")) return vlcache::app::run_scan(scan);
   if (app.got_subcommand("ask")) return vlcache::app::run_ask(ask);
@@ -112,5 +115,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("encode")) return vlcache::app::run_encode(encode);
   if (bench->got_subcommand("encoder")) return vlcache::app::run_bench_encoder(bench_encoder);
   if (bench->got_subcommand("llm")) return vlcache::app::run_bench_llm(bench_llm);
+  if (bench->got_subcommand("answers")) return vlcache::app::run_bench_answers(bench_answers);
   return 2;
 }

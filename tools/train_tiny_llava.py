@@ -10,7 +10,7 @@ Hugging Face's eager code (as tests/fixtures/make_*_reference.py port it);
 trained end to end, loss on the answer tokens only.
 
 Data: `vlcache scene` renders scenes over segments of vtest.avi; training
-uses seeds 1..N over background frames [0, 580), the held-out set seeds
+uses seeds 1..N (40 frames each) over background frames [0, 580), the held-out set seeds
 1001.. over frames [590, 790): no held-out seed or background frame is ever
 trained on. The tokenizer is trained with spm_train on the prompt, question
 and answer texts.
@@ -46,21 +46,22 @@ CLIP_STD = np.array([0.26862954, 0.26130258, 0.27577711], dtype=np.float32)
 VISION = dict(hidden_size=128, intermediate_size=512, num_attention_heads=4, num_hidden_layers=4, image_size=160,
               patch_size=16, layer_norm_eps=1e-5, hidden_act="quick_gelu", num_channels=3,
               model_type="clip_vision_model", projection_dim=128)
-TEXT = dict(hidden_size=256, intermediate_size=688, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=4,
+TEXT = dict(hidden_size=192, intermediate_size=512, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=4,
             rms_norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=256, hidden_act="silu", bos_token_id=1,
             eos_token_id=2, pad_token_id=0, tie_word_embeddings=False, model_type="llama", initializer_range=0.02)
 SPM_VOCAB = 384
 FEATURE_LAYER = -2
-TRAIN_STARTS = (0, 380)     # background start frames of training scenes (200 frames: < 580)
+TRAIN_FRAMES = 40           # many short training scenes: more layouts than a few long ones
+TRAIN_STARTS = (0, 540)     # background start frames of training scenes (40 frames: < 580)
 HELDOUT_START = 590         # held-out scenes: background frames [590, 790)
-SCENE_FRAMES = 200
+SCENE_FRAMES = 200          # held-out scenes
 
 
 # ---------------------------------------------------------------- data
-def render(vlcache, seed, start, out):
+def render(vlcache, seed, start, out, frames):
     if os.path.exists(os.path.join(out, "truth.jsonl")):
         return
-    subprocess.run([vlcache, "scene", "--seed", str(seed), "--frames", str(SCENE_FRAMES), "--start", str(start),
+    subprocess.run([vlcache, "scene", "--seed", str(seed), "--frames", str(frames), "--start", str(start),
                     "--out", out], check=True, stdout=subprocess.DEVNULL)
 
 
@@ -143,6 +144,16 @@ class Vision(torch.nn.Module):
             m.fc1, m.fc2 = torch.nn.Linear(d, i), torch.nn.Linear(i, d)
             self.layers.append(m)
         self.post_layernorm = torch.nn.LayerNorm(d, eps=c["layer_norm_eps"])
+        # Hugging Face's CLIP init (factor 1): N(0, 0.02) position and patch embeddings,
+        # q/k/v d^-0.5 (2L)^-0.5, out_proj d^-0.5, fc1 (2d)^-0.5, fc2 d^-0.5 (2L)^-0.5, zero biases.
+        torch.nn.init.normal_(self.patch_embedding.weight, std=0.02)
+        torch.nn.init.normal_(self.position_embedding.weight, std=0.02)
+        for m in self.layers:
+            for lin, std in ((m.q_proj, d ** -0.5 * (2 * L) ** -0.5), (m.k_proj, d ** -0.5 * (2 * L) ** -0.5),
+                             (m.v_proj, d ** -0.5 * (2 * L) ** -0.5), (m.out_proj, d ** -0.5),
+                             (m.fc1, (2 * d) ** -0.5), (m.fc2, d ** -0.5 * (2 * L) ** -0.5)):
+                torch.nn.init.normal_(lin.weight, std=std)
+                torch.nn.init.zeros_(lin.bias)
 
     def forward(self, pixels):
         """hidden_states[vision_feature_layer] without the class token: [B, patches, d]."""
@@ -419,7 +430,7 @@ def evaluate(model, scenes, prompts, rng, images=64, per_image=6):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=float, default=40.0, help="training time budget")
-    ap.add_argument("--train-scenes", type=int, default=48)
+    ap.add_argument("--train-scenes", type=int, default=400)
     ap.add_argument("--heldout-scenes", type=int, default=8)
     ap.add_argument("--images", type=int, default=16, help="frames per step")
     ap.add_argument("--questions", type=int, default=8, help="questions per frame per step")
@@ -439,11 +450,11 @@ def main():
     train_dirs, held_dirs = [], []
     for s in range(1, a.train_scenes + 1):
         d = os.path.join(a.work, "train", f"seed{s}")
-        render(a.vlcache, s, scene_rng.randint(*TRAIN_STARTS), d)
+        render(a.vlcache, s, scene_rng.randint(*TRAIN_STARTS), d, TRAIN_FRAMES)
         train_dirs.append(d)
     for s in range(1001, 1001 + a.heldout_scenes):
         d = os.path.join(a.work, "heldout", f"seed{s}")
-        render(a.vlcache, s, HELDOUT_START, d)
+        render(a.vlcache, s, HELDOUT_START, d, SCENE_FRAMES)
         held_dirs.append(d)
     train = [load_scene(d) for d in train_dirs]
     held = [load_scene(d) for d in held_dirs]
@@ -471,7 +482,7 @@ def main():
     eval_rng = random.Random(99)
     while time.time() - start < budget:
         frac = (time.time() - start) / budget
-        lr = a.lr * min(1.0, (step + 1) / 200) * (0.5 * (1 + math.cos(math.pi * frac)) * 0.95 + 0.05)
+        lr = a.lr * min(1.0, (step + 1) / 300) * (0.5 * (1 + math.cos(math.pi * frac)) * 0.95 + 0.05)
         for g in opt.param_groups:
             g["lr"] = lr
         px, ids, tgt, _ = make_batch(rng, train, prompts, a.images, a.questions)
@@ -494,7 +505,8 @@ def main():
     card = {"seed": a.seed, "steps": step, "training_minutes": minutes, "threads": a.threads,
             "frames_per_step": a.images, "questions_per_frame": a.questions, "parameters": params,
             "train_scenes": {"seeds": [1, a.train_scenes], "background": VIDEO,
-                             "background_frames": [TRAIN_STARTS[0], TRAIN_STARTS[1] + SCENE_FRAMES]},
+                             "frames_per_scene": TRAIN_FRAMES,
+                             "background_frames": [TRAIN_STARTS[0], TRAIN_STARTS[1] + TRAIN_FRAMES]},
             "heldout_scenes": {"seeds": [1001, 1000 + a.heldout_scenes], "background": VIDEO,
                                "background_frames": [HELDOUT_START, HELDOUT_START + SCENE_FRAMES]},
             "heldout_exact_match_teacher_forced": acc, "heldout_per_kind": kinds, "history": history}

@@ -1,0 +1,281 @@
+#include "app/bench_answers.hpp"
+#include "app/json_file.hpp"
+#include "app/load_encoder.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "connectors/image_file.hpp"
+#include "connectors/line_chart.hpp"
+#include "core/answerer.hpp"
+#include "core/cache_step.hpp"
+#include "core/patch_signatures.hpp"
+#include "core/preprocess.hpp"
+#include "core/statistics.hpp"
+#include "graph/cache_spec.hpp"
+
+namespace vlcache::app {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+struct question {
+  std::string kind, text, truth;
+};
+
+struct scene_input {
+  std::string folder;
+  std::vector<std::vector<question>> questions;  ///< per frame
+};
+
+expected<scene_input> read_scene(const std::string& folder) {
+  std::ifstream f(folder + "/truth.jsonl");
+  if (!f) return error{errc::not_found, "scene folder '" + folder + "' has no truth.jsonl (write one with vlcache scene)"};
+  scene_input s;
+  s.folder = folder;
+  std::string line;
+  for (int n = 1; std::getline(f, line); ++n) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("questions"))
+      return error{errc::invalid_argument, folder + "/truth.jsonl:" + std::to_string(n) + ": not a truth line"};
+    std::vector<question> qs;
+    for (const auto& q : j["questions"])
+      qs.push_back({q.value("kind", ""), q.value("question", ""), q.value("answer", "")});
+    s.questions.push_back(std::move(qs));
+  }
+  if (s.questions.empty()) return error{errc::invalid_argument, folder + "/truth.jsonl is empty"};
+  return s;
+}
+
+/// One question of each kind the frame answers, the kinds' choice rotating
+/// with the frame so that every question of a kind comes up in a long run.
+std::vector<question> pick_questions(const std::vector<question>& all, std::size_t frame) {
+  std::map<std::string, std::vector<const question*>> by_kind;
+  for (const auto& q : all) by_kind[q.kind].push_back(&q);
+  std::vector<question> out;
+  for (const auto& [kind, qs] : by_kind) out.push_back(*qs[frame % qs.size()]);
+  return out;
+}
+
+struct tally {
+  int asked = 0, right_full = 0, right_cached = 0, same = 0;
+  std::size_t tokens = 0, tokens_same = 0;
+  void add(const question& q, const answer& full, const answer& cached) {
+    ++asked;
+    right_full += full.text == q.truth;
+    right_cached += cached.text == q.truth;
+    same += full.ids == cached.ids;
+    // Token agreement: the cached answer's tokens equal to the full one's, position by position.
+    tokens += full.ids.size();
+    for (std::size_t i = 0; i < full.ids.size() && i < cached.ids.size() && full.ids[i] == cached.ids[i]; ++i) ++tokens_same;
+  }
+  [[nodiscard]] nlohmann::json to_json() const {
+    auto share = [this](int n) { return asked ? static_cast<double>(n) / asked : 0.0; };
+    return {{"asked", asked},
+            {"accuracy_full", share(right_full)},
+            {"accuracy_cached", share(right_cached)},
+            {"agreement", share(same)},
+            {"token_agreement", tokens ? static_cast<double>(tokens_same) / static_cast<double>(tokens) : 0.0}};
+  }
+};
+
+struct run_result {
+  nlohmann::json json;
+  std::vector<double> frame, ttft_full, ttft_cached;
+};
+
+/// Every scene as one stream: its frames at `stride` through the cache step;
+/// on every `every`-th frame the encoder sees, each picked question answered
+/// both ways.
+run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_llm, const std::vector<scene_input>& scenes,
+                      int stride, const bench_answers_options& o) {
+  const auto& c = enc.config();
+  const auto grid = *patch_grid::make(c.image_size, c.patch_size);
+  const auto engine = *signature_engine::make(grid);
+  auto step = *cache_step::make(grid, graph::default_gate(), drift_config{});
+  tally all;
+  std::map<std::string, tally> kinds;
+  std::vector<double> ttft_full, ttft_cached, answer_full, answer_cached, encoder_share, image_share;
+  run_result out;
+  int answered_frames = 0, encoded_frames = 0;
+  for (std::size_t si = 0; si < scenes.size(); ++si) {
+    const auto& sc = scenes[si];
+    const auto stream = static_cast<stream_id>(si);
+    const std::size_t count = o.frames > 0 ? std::min<std::size_t>(o.frames, sc.questions.size()) : sc.questions.size();
+    int seen = 0;
+    for (std::size_t fi = 0; fi < count; fi += static_cast<std::size_t>(stride), ++seen) {
+      char name[48];
+      std::snprintf(name, sizeof name, "/frames/%06zu.png", fi);
+      auto img = connectors::read_image(sc.folder + name);
+      if (!img) throw std::runtime_error(img.err().message);
+      // (b) the pipeline's way: preprocess, signatures, gate, plan, sparse encode.
+      auto t0 = clock_type::now();
+      auto pre = preprocess(img->view(), preprocess_config::clip(c.image_size));
+      if (!pre) throw std::runtime_error(sc.folder + name + ": " + pre.err().message);
+      const double pre_ms = ms_since(t0);
+      t0 = clock_type::now();
+      auto sigs = engine.compute(image_view{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb});
+      if (!sigs) throw std::runtime_error(sigs.err().message);
+      std::vector<step_plan> plans;
+      auto sparse = step.run(enc, {{stream, fi, &*sigs, pre->pixels.data()}}, &plans);
+      if (!sparse) throw std::runtime_error(sparse.err().message);
+      const double cached_encode_ms = pre_ms + ms_since(t0);
+      ++encoded_frames;
+      encoder_share.push_back((*sparse)[0].full ? 1.0 : static_cast<double>((*sparse)[0].computed) / grid.count());
+      if (seen % o.every != 0) continue;
+      // (a) the full encoder on the same pixels.
+      t0 = clock_type::now();
+      auto full = enc.encode_full({pre->pixels.data()});
+      if (!full) throw std::runtime_error(full.err().message);
+      const double full_encode_ms = pre_ms + ms_since(t0);
+      ++answered_frames;
+      double frame_ttft_full = 0, frame_ttft_cached = 0;
+      const auto asked = pick_questions(sc.questions[fi], fi);
+      for (std::size_t qi = 0; qi < asked.size(); ++qi) {
+        const auto& q = asked[qi];
+        auto a = full_llm.ask(stream, (*full)[0].features, q.text);
+        auto b = cached_llm.ask(stream, (*sparse)[0].features, q.text);
+        if (!a || !b) throw std::runtime_error((!a ? a.err() : b.err()).message);
+        all.add(q, *a, *b);
+        kinds[q.kind].add(q, *a, *b);
+        // Time to the first answer token of the frame: its encoding from the
+        // pixels and the prefill of its first question. Later questions about
+        // the same frame count their prefill and decoding in the answer time.
+        const double ta = (qi == 0 ? full_encode_ms : 0.0) + a->prefill_ms;
+        const double tb = (qi == 0 ? cached_encode_ms : 0.0) + b->prefill_ms;
+        if (qi == 0) {
+          frame_ttft_full = ta;
+          frame_ttft_cached = tb;
+        }
+        answer_full.push_back(ta + a->decode_ms);
+        answer_cached.push_back(tb + b->decode_ms);
+        image_share.push_back(b->full_prefill ? 1.0 : static_cast<double>(b->image_recomputed) / std::max(1, b->image_tokens));
+      }
+      ttft_full.push_back(frame_ttft_full);
+      ttft_cached.push_back(frame_ttft_cached);
+      out.frame.push_back(static_cast<double>(answered_frames));
+      out.ttft_full.push_back(frame_ttft_full);
+      out.ttft_cached.push_back(frame_ttft_cached);
+    }
+    step.end_stream(stream);
+    enc.end_stream(stream);
+    full_llm.end_stream(stream);
+    cached_llm.end_stream(stream);
+  }
+  const double full_mean = mean(ttft_full), cached_mean = mean(ttft_cached);
+  nlohmann::json per_kind;
+  for (const auto& [k, t] : kinds) per_kind[k] = t.to_json();
+  out.json = all.to_json();
+  out.json.update({{"stride", stride},
+                   {"fps", 10.0 / stride},
+                   {"scenes", scenes.size()},
+                   {"frames_encoded", encoded_frames},
+                   {"frames_answered", answered_frames},
+                   {"encoder_share_recomputed_mean", mean(encoder_share)},
+                   {"prefill_image_share_recomputed_mean", mean(image_share)},
+                   {"ttft_full_ms_mean", full_mean},
+                   {"ttft_cached_ms_mean", cached_mean},
+                   {"ttft_full_ms_median", quantile(ttft_full, 0.5)},
+                   {"ttft_cached_ms_median", quantile(ttft_cached, 0.5)},
+                   {"ttft_speedup", cached_mean > 0 ? full_mean / cached_mean : 0.0},
+                   {"answer_full_ms_mean", mean(answer_full)},
+                   {"answer_cached_ms_mean", mean(answer_cached)},
+                   {"answer_speedup", mean(answer_cached) > 0 ? mean(answer_full) / mean(answer_cached) : 0.0},
+                   {"per_kind", per_kind}});
+  return out;
+}
+
+}  // namespace
+
+void add_bench_answers_command(CLI::App& bench, bench_answers_options& o) {
+  auto* c = bench.add_subcommand("answers",
+                                 "Scenes with known answers answered fully and the cached way: accuracy, agreement, "
+                                 "time to first token");
+  c->add_option("--model", o.model, "LLaVA snapshot folder")->required();
+  c->add_option("--scene", o.scenes, "Folder written by vlcache scene (repeat for several)")->required();
+  c->add_option("--strides", o.strides, "Frame strides to run (1 = 10 FPS, 10 = 1 FPS)")->delimiter(',')->default_str("1,10");
+  c->add_option("--every", o.every, "Answer every Nth frame the encoder sees")->default_val(10);
+  c->add_option("--frames", o.frames, "Frames of each scene read (0: all)")->default_val(0);
+  c->add_option("--max-new-tokens", o.max_new_tokens, "Longest answer")->default_val(4);
+  c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
+  c->add_option("--json", o.json, "Write the figures as JSON");
+  c->add_option("--plot", o.plot, "Time to first token per answered frame, both ways (PNG)");
+}
+
+int run_bench_answers(const bench_answers_options& o) {
+  std::vector<scene_input> scenes;
+  for (const auto& folder : o.scenes) {
+    auto s = read_scene(folder);
+    if (!s) {
+      std::fprintf(stderr, "error: %s\n", s.err().message.c_str());
+      return 2;
+    }
+    scenes.push_back(std::move(*s));
+  }
+  if (o.every < 1) {
+    std::fprintf(stderr, "error: --every must be at least 1\n");
+    return 2;
+  }
+  auto enc = load_encoder_or_report(o.model, "cpu", "f32", o.threads);
+  if (!enc) return 2;
+  llm_options lo;
+  lo.threads = o.threads;
+  answer_options full_opts, cached_opts;  // the pipeline's defaults, greedy
+  full_opts.sampling.max_new_tokens = cached_opts.sampling.max_new_tokens = o.max_new_tokens;
+  full_opts.reuse.enabled = false;
+  auto full_llm = answerer::load(o.model, "", lo, full_opts);
+  auto cached_llm = answerer::load(o.model, "", lo, cached_opts);
+  if (!full_llm || !cached_llm) {
+    std::fprintf(stderr, "error: %s\n", (!full_llm ? full_llm.err() : cached_llm.err()).message.c_str());
+    return 2;
+  }
+  if ((*full_llm)->model().random_weights())
+    std::fprintf(stderr, "NOTICE: random weights: the answers mean nothing; give a trained snapshot\n");
+  nlohmann::json j{{"model", o.model}, {"every", o.every}, {"runs", nlohmann::json::array()}};
+  connectors::chart_spec chart;
+  chart.title = "vlcache bench answers: time to first token per answered frame";
+  chart.x_label = "answered frame";
+  std::printf("%6s %7s %7s %9s %9s %9s %9s %10s %10s %8s %8s\n", "fps", "frames", "asked", "acc full", "acc cache",
+              "agree", "tok agree", "ttft full", "ttft cache", "speedup", "enc %");
+  try {
+    for (int stride : o.strides) {
+      if (stride < 1) throw std::runtime_error("--strides: " + std::to_string(stride) + " is not a stride");
+      auto r = run_stride(*enc, **full_llm, **cached_llm, scenes, stride, o);
+      const auto& x = r.json;
+      std::printf("%6.1f %7d %7d %9.4f %9.4f %9.4f %9.4f %8.2fms %8.2fms %7.2fx %7.1f%%\n", x["fps"].get<double>(),
+                  x["frames_answered"].get<int>(), x["asked"].get<int>(), x["accuracy_full"].get<double>(),
+                  x["accuracy_cached"].get<double>(), x["agreement"].get<double>(), x["token_agreement"].get<double>(),
+                  x["ttft_full_ms_mean"].get<double>(), x["ttft_cached_ms_mean"].get<double>(),
+                  x["ttft_speedup"].get<double>(), 100 * x["encoder_share_recomputed_mean"].get<double>());
+      for (const auto& [kind, k] : x["per_kind"].items())
+        std::printf("       %-12s asked %5d  full %.4f  cached %.4f  agreement %.4f\n", kind.c_str(), k["asked"].get<int>(),
+                    k["accuracy_full"].get<double>(), k["accuracy_cached"].get<double>(), k["agreement"].get<double>());
+      j["runs"].push_back(x);
+      const std::string fps = std::to_string(10 / stride) + " FPS";
+      chart.panels.push_back({"ms, " + fps,
+                              {{"full", {200, 60, 60}, r.frame, r.ttft_full, false},
+                               {"cached", {40, 110, 200}, r.frame, r.ttft_cached, false}},
+                              true});
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  if (!o.plot.empty()) {
+    if (auto st = connectors::write_chart_png(o.plot, chart); !st) {
+      std::fprintf(stderr, "error: %s\n", st.err().message.c_str());
+      return 1;
+    }
+  }
+  return write_json_file(o.json, j) ? 0 : 1;
+}
+
+}  // namespace vlcache::app

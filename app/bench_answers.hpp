@@ -1,0 +1,32 @@
+#pragma once
+/// \file
+/// `vlcache bench answers`: rendered scenes with known answers (vlcache
+/// scene) answered in one run two ways, (a) full encoder and full prefill
+/// for every answered frame, (b) the way `vlcache run` answers (reference
+/// gate, drift control, sparse encoder, KV reuse across a stream's answers,
+/// the pipeline's defaults), both compared with the truth and with each
+/// other, at 10 FPS (every frame) and 1 FPS (every 10th).
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace vlcache::app {
+
+struct bench_answers_options {
+  std::string model;                ///< a LLaVA snapshot folder
+  std::vector<std::string> scenes;  ///< folders written by `vlcache scene`
+  std::vector<int> strides{1, 10};  ///< 1 = every frame (10 FPS), 10 = 1 FPS
+  int every = 10;                   ///< answer every Nth frame the encoder sees (the pipeline's default)
+  int frames = 0;                   ///< frames of each scene read; 0 = all
+  int max_new_tokens = 4;
+  int threads = 0;
+  std::string json;
+  std::string plot;
+};
+
+void add_bench_answers_command(CLI::App& bench, bench_answers_options& opts);
+[[nodiscard]] int run_bench_answers(const bench_answers_options& opts);
+
+}  // namespace vlcache::app
