@@ -279,30 +279,36 @@ class TinyLlava(torch.nn.Module):
         self.linear_1, self.linear_2 = torch.nn.Linear(d, o), torch.nn.Linear(o, o)
         self.llm = Llama(TEXT, vocab)
         self.image_token = image_token
+        # Stage-0 heads (not exported): what covers each patch, as a CLIP
+        # tower would know before LLaVA training starts.
+        self.patch_heads = torch.nn.Linear(d, 5 + 4 + 2)
 
     def image_features(self, pixels):
         return self.linear_2(F.gelu(self.linear_1(self.vision(pixels))))
 
-    def forward(self, pixels, prefix_ids, suffix_ids, repeat):
+    def forward(self, pixels, prefix_ids, suffix_ids, repeat, with_patches=False):
         """Logits over the suffix rows; every image in `pixels` has `repeat` suffixes."""
-        feats = self.image_features(pixels)
+        tower = self.vision(pixels)
+        feats = self.linear_2(F.gelu(self.linear_1(tower)))
         b = pixels.shape[0]
         pre = self.llm.embed_tokens(torch.tensor(prefix_ids)).expand(b, -1, -1)
         embeds = torch.cat([pre, feats], 1)
         kvs = self.llm.prefix(embeds)
-        return self.llm.suffix_logits(suffix_ids, kvs, embeds.shape[1], repeat)
+        logits = self.llm.suffix_logits(suffix_ids, kvs, embeds.shape[1], repeat)
+        return (logits, self.patch_heads(tower)) if with_patches else logits
 
 
 # ---------------------------------------------------------------- batches
 def make_batch(rng, scenes, prompts, images, per_image, kinds=KINDS):
     """Frames and per_image questions each (kinds drawn evenly): pixels, padded
     suffix ids, targets (-100 outside the answer), and the questions."""
-    px, rows, targets, asked = [], [], [], []
+    px, rows, targets, asked, labels = [], [], [], [], []
     for _ in range(images):
         pixels, frames = scenes[rng.randrange(len(scenes))]
         fi = rng.randrange(len(frames))
         qs = frames[fi]["questions"]
         px.append(pixels[fi])
+        labels.append(patch_labels(frames[fi]["objects"]))
         for _ in range(per_image):
             kind = kinds[rng.randrange(len(kinds))]
             pool = [q for q in qs if q["kind"] == kind] or qs
@@ -314,7 +320,26 @@ def make_batch(rng, scenes, prompts, images, per_image, kinds=KINDS):
     width = max(len(r) for r in rows)
     ids = torch.tensor([r + [0] * (width - len(r)) for r in rows])
     tgt = torch.tensor([t + [-100] * (width - len(t)) for t in targets])
-    return normalise(np.stack(px)), ids, tgt, asked
+    return normalise(np.stack(px)), ids, tgt, asked, torch.tensor(np.stack(labels))
+
+
+COLORS = ["red", "green", "blue", "yellow"]
+SHAPES = ["circle", "square", "triangle"]
+
+
+def patch_labels(objects):
+    """Per patch (raster order): colour (0 none, 1..4), shape (0 none, 1..3),
+    moving (0/1) of the shape whose disc covers the patch centre."""
+    side, p = VISION["image_size"] // VISION["patch_size"], VISION["patch_size"]
+    out = np.zeros((3, side * side), dtype=np.int64)
+    ys, xs = np.mgrid[0:side, 0:side]
+    cy, cx = (ys.ravel() + 0.5) * p, (xs.ravel() + 0.5) * p
+    for o in objects:
+        near = (cx - o["x"]) ** 2 + (cy - o["y"]) ** 2 <= (o["radius"] * 1.1) ** 2
+        out[0, near] = 1 + COLORS.index(o["color"])
+        out[1, near] = 1 + SHAPES.index(o["shape"])
+        out[2, near] = int(o["moving"])
+    return out
 
 
 def exact_match(logits, tgt):
@@ -417,7 +442,7 @@ def evaluate(model, scenes, prompts, rng, images=64, per_image=6):
     per_kind = {k: [0, 0] for k in KINDS}
     with torch.no_grad():
         for _ in range(max(1, images // 16)):
-            px, ids, tgt, asked = make_batch(rng, scenes, prompts, 16, per_image)
+            px, ids, tgt, asked, _ = make_batch(rng, scenes, prompts, 16, per_image)
             ok = exact_match(model(px, prompts.prefix, ids, per_image), tgt)
             for q, good in zip(asked, ok.tolist()):
                 per_kind[q["kind"]][0] += good
@@ -435,6 +460,8 @@ def main():
     ap.add_argument("--images", type=int, default=16, help="frames per step")
     ap.add_argument("--questions", type=int, default=8, help="questions per frame per step")
     ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--aux-until", type=float, default=0.6,
+                    help="share of the run with the patch-label loss on the tower (fading out over 0.15); 0: none")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--work", default=os.path.join(REPO, "build", "scenes"))
@@ -485,9 +512,17 @@ def main():
         lr = a.lr * min(1.0, (step + 1) / 300) * (0.5 * (1 + math.cos(math.pi * frac)) * 0.95 + 0.05)
         for g in opt.param_groups:
             g["lr"] = lr
-        px, ids, tgt, _ = make_batch(rng, train, prompts, a.images, a.questions)
-        logits = model(px, prompts.prefix, ids, a.questions)
+        px, ids, tgt, _, labels = make_batch(rng, train, prompts, a.images, a.questions)
+        logits, heads = model(px, prompts.prefix, ids, a.questions, with_patches=True)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1), ignore_index=-100)
+        # Stage 0 folded in: patch labels teach the tower what is where during the
+        # first part of the run, then fade out; the last part is answers only.
+        aux_weight = max(0.0, min(1.0, (a.aux_until - frac) / 0.15)) if a.aux_until > 0 else 0.0
+        if aux_weight > 0:
+            aux = (F.cross_entropy(heads[..., :5].reshape(-1, 5), labels[:, 0].reshape(-1)) +
+                   F.cross_entropy(heads[..., 5:9].reshape(-1, 4), labels[:, 1].reshape(-1)) +
+                   F.cross_entropy(heads[..., 9:].reshape(-1, 2), labels[:, 2].reshape(-1)))
+            loss = loss + aux_weight * aux
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -502,7 +537,7 @@ def main():
     minutes = (time.time() - start) / 60
     acc, kinds = evaluate(model, held, prompts, random.Random(7), images=512)
     print(f"final held-out exact match {acc:.4f} over {512 * 6} questions: {kinds}", flush=True)
-    card = {"seed": a.seed, "steps": step, "training_minutes": minutes, "threads": a.threads,
+    card = {"seed": a.seed, "steps": step, "patch_label_loss_until": a.aux_until, "training_minutes": minutes, "threads": a.threads,
             "frames_per_step": a.images, "questions_per_frame": a.questions, "parameters": params,
             "train_scenes": {"seeds": [1, a.train_scenes], "background": VIDEO,
                              "frames_per_scene": TRAIN_FRAMES,
