@@ -27,7 +27,7 @@ void flush(caf::stateful_actor<encoder_state>* self) {
       // store): its source resets its references, and frames it planned
       // before hearing of it fail here until a full one comes.
       s.lost.insert(job.tag.stream);
-      self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::failed);
+      self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
       continue;
     }
     const auto& r = (*results)[i];
@@ -67,7 +67,7 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
             break;
           }
         if (!job.plan || (s.lost.count(job.tag.stream) != 0 && !job.plan->full)) {
-          self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::failed);
+          self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
           return;
         }
         s.lost.erase(job.tag.stream);

@@ -12,7 +12,7 @@
 ///   stats_atom                 -> replies encoder_counters
 /// Sends:
 ///   encoded_frame to `next`;
-///   (done_atom, seq, frame_outcome::failed) to a frame's source on error, and
+///   (done_atom, seq, frame_outcome::lost) to a frame's source on error, and
 ///   for the stream's later sparse frames until a full one arrives.
 
 #include <caf/behavior.hpp>

@@ -89,8 +89,10 @@ struct encoded_frame {
   steady::time_point encoded_at;
 };
 
-/// How a frame left the pipeline, reported back to its source.
-enum class frame_outcome : std::uint8_t { encoded, failed };
+/// How a frame left the pipeline, reported back to its source. `lost`: the
+/// encoder failed and the stream's tokens are gone (the source resets the
+/// stream); `failed`: a later stage (a sink) failed, the cache is intact.
+enum class frame_outcome : std::uint8_t { encoded, failed, lost };
 
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using decide_atom = caf::atom_constant<caf::atom("decide")>;

@@ -289,7 +289,7 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
       },
       [self](done_atom, std::uint64_t seq, frame_outcome outcome) {
         auto& s = self->state;
-        if (outcome == frame_outcome::failed) reset_stream(self, seq);
+        if (outcome == frame_outcome::lost) reset_stream(self, seq);
         --s.counters.in_flight;
         ++(outcome == frame_outcome::encoded ? s.counters.encoded : s.counters.failed);
         ++s.credits;
