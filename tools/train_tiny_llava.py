@@ -103,7 +103,10 @@ class Prompts:
     segment around <image> encoded on its own, the image token repeated)."""
 
     def __init__(self, spm_path, image_token, image_tokens):
-        import sentencepiece
+        try:
+            import sentencepiece
+        except ImportError:
+            sys.exit("train_tiny_llava: needs python3-sentencepiece (apt-get install python3-sentencepiece)")
         self.sp = sentencepiece.SentencePieceProcessor(model_file=spm_path)
         self.image_token, self.n = image_token, image_tokens
         before, after = TEMPLATE.split("<image>")
