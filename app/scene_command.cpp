@@ -12,6 +12,12 @@ void add_scene_command(CLI::App& app, scene_options& o) {
   c->add_option("--frames", o.scene.frames, "Frames to render")->default_val(200);
   c->add_option("--size", o.scene.size, "Frame side in pixels")->default_val(160);
   c->add_option("--max-objects", o.scene.max_objects, "Shapes in view at once (0-4)")->default_val(4);
+  c->add_option("--min-radius", o.scene.min_radius, "Smallest half-size of a shape, pixels")->default_val(o.scene.min_radius);
+  c->add_option("--max-radius", o.scene.max_radius, "Largest half-size of a shape, pixels")->default_val(o.scene.max_radius);
+  c->add_option("--max-speed", o.scene.max_speed, "Fastest motion, pixels per frame (the blur's length)")
+      ->default_val(o.scene.max_speed);
+  c->add_option("--idle-share", o.scene.idle_share, "Share of its time a shape stands still")
+      ->default_val(o.scene.idle_share);
   c->add_option("--background", o.background, "Video whose frames are the background")->default_val(o.background);
   c->add_option("--start", o.start, "First background frame")->default_val(0);
   c->add_option("--out", o.out, "Output folder (frames/%06d.png, truth.jsonl, scene.json)")->required();

@@ -58,11 +58,12 @@ SCENE_FRAMES = 200          # held-out scenes
 
 
 # ---------------------------------------------------------------- data
-def render(vlcache, seed, start, out, frames):
+def render(vlcache, seed, start, out, frames, extra=()):
+    """Renders one scene unless the folder holds one (use another --work for other scene options)."""
     if os.path.exists(os.path.join(out, "truth.jsonl")):
         return
     subprocess.run([vlcache, "scene", "--seed", str(seed), "--frames", str(frames), "--start", str(start),
-                    "--out", out], check=True, stdout=subprocess.DEVNULL)
+                    "--out", out, *extra], check=True, stdout=subprocess.DEVNULL)
 
 
 def load_scene(folder):
@@ -468,6 +469,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--work", default=os.path.join(REPO, "build", "scenes"))
+    ap.add_argument("--scene-args", default="",
+                    help="more options for vlcache scene, e.g. '--min-radius 14 --max-radius 20 --max-speed 8'")
     ap.add_argument("--vlcache", default=os.path.join(REPO, "build", "vlcache"))
     ap.add_argument("--out", default=os.path.join(REPO, "models", "tiny-llava-scenes"))
     a = ap.parse_args()
@@ -480,11 +483,11 @@ def main():
     train_dirs, held_dirs = [], []
     for s in range(1, a.train_scenes + 1):
         d = os.path.join(a.work, "train", f"seed{s}")
-        render(a.vlcache, s, scene_rng.randint(*TRAIN_STARTS), d, TRAIN_FRAMES)
+        render(a.vlcache, s, scene_rng.randint(*TRAIN_STARTS), d, TRAIN_FRAMES, a.scene_args.split())
         train_dirs.append(d)
     for s in range(1001, 1001 + a.heldout_scenes):
         d = os.path.join(a.work, "heldout", f"seed{s}")
-        render(a.vlcache, s, HELDOUT_START, d, SCENE_FRAMES)
+        render(a.vlcache, s, HELDOUT_START, d, SCENE_FRAMES, a.scene_args.split())
         held_dirs.append(d)
     train = [load_scene(d) for d in train_dirs]
     held = [load_scene(d) for d in held_dirs]
@@ -540,7 +543,7 @@ def main():
     minutes = (time.time() - start) / 60
     acc, kinds = evaluate(model, held, prompts, random.Random(7), images=512)
     print(f"final held-out exact match {acc:.4f} over {512 * 6} questions: {kinds}", flush=True)
-    card = {"seed": a.seed, "steps": step, "patch_label_loss_until": a.aux_until, "training_minutes": minutes, "threads": a.threads,
+    card = {"seed": a.seed, "steps": step, "patch_label_loss_until": a.aux_until, "scene_args": a.scene_args, "training_minutes": minutes, "threads": a.threads,
             "frames_per_step": a.images, "questions_per_frame": a.questions, "parameters": params,
             "train_scenes": {"seeds": [1, a.train_scenes], "background": VIDEO,
                              "frames_per_scene": TRAIN_FRAMES,
