@@ -25,7 +25,6 @@ import math
 import os
 import random
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,8 @@ import torch.nn.functional as F
 from PIL import Image
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
+from make_clip_reference import write_safetensors  # noqa: E402  (the project's one Python safetensors writer)
 VIDEO = "/usr/share/doc/opencv-doc/examples/data/vtest.avi"
 TEMPLATE = "USER: <image>\n{question} ASSISTANT:"
 KINDS = ["count_color", "count_shape", "presence", "color_of", "position", "moving"]
@@ -355,26 +356,6 @@ def exact_match(logits, tgt):
 
 
 # ---------------------------------------------------------------- export
-DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
-
-
-def write_safetensors(path, tensors):
-    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
-    for name, t in tensors.items():
-        t = t.contiguous()
-        data = t.view(torch.uint8).numpy().tobytes() if t.dtype == torch.bfloat16 else t.numpy().tobytes()
-        header[name] = {"dtype": DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
-
-
 def export(model, out, spm_path, vocab, image_token, card):
     os.makedirs(out, exist_ok=True)
     t = {}
@@ -410,7 +391,7 @@ def export(model, out, spm_path, vocab, image_token, card):
     t[lp + "norm.weight"] = L.norm.weight
     t["language_model.lm_head.weight"] = L.lm_head.weight
     write_safetensors(os.path.join(out, "model.safetensors"),
-                      {k: x.detach().to(torch.float16) for k, x in t.items()})
+                      {k: x.detach().to(torch.float16) for k, x in t.items()}, {"format": "pt"})
     config = {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
               "vision_config": {k: v for k, v in VISION.items()},
               "text_config": dict(TEXT, vocab_size=vocab),
