@@ -29,6 +29,7 @@ std::vector<expected<answer_record>> run_batch(answerer_state& s, const std::vec
     r.encode_ms = jobs[i].encode_ms;
     r.total_ms = ms(jobs[i].read_at, now);
     r.kv_bytes = s.llm->kv_bytes(jobs[i].tag.stream);
+    r.known = jobs[i].known;
     out.emplace_back(std::move(r));
   }
   return out;
@@ -41,6 +42,8 @@ void account(answerer_state& s, const answer_record& r) {
   s.counters.decode_ms.add(r.result.decode_ms);
   s.counters.total_ms.add(r.total_ms);
   ++s.counters.per_stream[r.tag.stream_name];
+  s.counters.with_truth += r.known != nullptr;
+  s.counters.correct += r.correct();
 }
 
 void schedule(caf::stateful_actor<answerer_state>* self) {

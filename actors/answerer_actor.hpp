@@ -25,6 +25,7 @@
 #include "core/answer.hpp"
 #include "core/answerer.hpp"
 #include "core/latency_histogram.hpp"
+#include "core/scene_questions.hpp"
 
 namespace vlcache::actors {
 
@@ -36,6 +37,7 @@ struct answer_job {
   double encode_ms = 0.0;
   steady::time_point read_at;
   std::string question;  ///< empty: the configured one
+  std::shared_ptr<const scene_question> known;  ///< the question's known answer (scene cameras), or none
 };
 
 /// What a sink receives for an answer.
@@ -46,6 +48,8 @@ struct answer_record {
   double encode_ms = 0.0;
   double total_ms = 0.0;  ///< from the frame's read to the answer
   std::uint64_t kv_bytes = 0;
+  std::shared_ptr<const scene_question> known;  ///< what the scene says the answer is, or none
+  [[nodiscard]] bool correct() const noexcept { return known && answer_matches(result.text, known->answer); }
 };
 
 struct answerer_counters {
@@ -53,6 +57,7 @@ struct answerer_counters {
   std::uint64_t pending = 0;  ///< frames and questions waiting now
   latency_histogram prefill_ms, decode_ms, total_ms;
   std::map<std::string, std::uint64_t> per_stream;
+  std::uint64_t with_truth = 0, correct = 0;  ///< answers whose truth the scene knows, and those right
   std::string last_error;
 };
 

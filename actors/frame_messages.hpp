@@ -19,6 +19,7 @@
 #include "core/patch_signatures.hpp"
 #include "core/preprocess.hpp"
 #include "core/reference_gate.hpp"
+#include "core/scene.hpp"
 #include "core/tensor_handle.hpp"
 
 namespace vlcache::actors {
@@ -55,6 +56,7 @@ struct frame_job {
   std::shared_ptr<const frame_signatures> signatures;
   std::shared_ptr<const gate_decision> decision;  ///< merged over all shards
   std::shared_ptr<const compute_plan> plan;       ///< what the encoder computes (core/cache_step)
+  std::shared_ptr<const scene_question> asked;    ///< a question with a known answer (scene cameras), or none
   steady::time_point read_at, hashed_at, gated_at;
 };
 

@@ -62,7 +62,7 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
         if (s.tokens) s.tokens(tag, f.features);
         if (s.answerer) {
           answer_job job{tag, f.features, f.full ? 1.0 : static_cast<double>(f.computed) / std::max(1, r.tokens),
-                         r.encode_ms, f.job.read_at, {}};
+                         r.encode_ms, f.job.read_at, f.job.asked ? f.job.asked->question : std::string{}, f.job.asked};
           if (s.policy->due(tag.stream, job.changed_share)) self->send(s.answerer, job);
           s.latest[tag.stream_name] = std::move(job);
         }
@@ -100,6 +100,7 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
         }
         answer_job job = it->second;
         job.question = question;
+        job.known = nullptr;  // a person's question: the scene's answer was for another
         return self->delegate(s.answerer, ask_atom::value, std::move(job));
       },
       [self](end_stream_atom, stream_id stream) {

@@ -31,6 +31,11 @@ std::string to_json_line(const answer_record& r) {
   j["latency_ms"]["encode"] = r.encode_ms;
   j["latency_ms"]["total"] = r.total_ms;
   j["kv"]["bytes"] = r.kv_bytes;
+  if (r.known) {
+    j["truth"] = r.known->answer;
+    j["question_kind"] = r.known->kind;
+    j["correct"] = r.correct();
+  }
   return connectors::to_json_line(j);
 }
 

@@ -2,6 +2,8 @@
 
 #include <caf/all.hpp>
 
+#include "core/scene_questions.hpp"
+
 namespace vlcache::actors {
 namespace {
 
@@ -163,7 +165,8 @@ void dispatch(self_ptr self, frame_job job) {
           });
 }
 
-void admit(self_ptr self, const image_view& view, double capture_ms, steady::time_point started);
+void admit(self_ptr self, const image_view& view, double capture_ms, steady::time_point started,
+           std::optional<std::uint64_t> source_index);
 
 bool open_reader(self_ptr self) {
   auto& s = self->state;
@@ -189,12 +192,13 @@ bool read_one(self_ptr self) {
     ++s.counters.reopened;
     return open_reader(self);  // a retry or a loop: read again on the next tick
   }
-  admit(self, f->view, f->capture_ms, started);
+  admit(self, f->view, f->capture_ms, started, f->source_index);
   return true;
 }
 
 /// Preprocesses a decoded frame and dispatches, queues or drops it.
-void admit(self_ptr self, const image_view& view, double capture_ms, steady::time_point started) {
+void admit(self_ptr self, const image_view& view, double capture_ms, steady::time_point started,
+           std::optional<std::uint64_t> source_index) {
   auto& s = self->state;
   auto pre = preprocess(view, s.settings.preprocess);
   s.counters.decode_seconds += std::chrono::duration<double>(steady::now() - started).count();
@@ -209,6 +213,11 @@ void admit(self_ptr self, const image_view& view, double capture_ms, steady::tim
   job.source = caf::actor_cast<caf::actor>(self);
   job.image = std::make_shared<const preprocessed_image>(std::move(*pre));
   job.read_at = steady::now();
+  // A rendered scene knows what this frame answers: the question travels
+  // with the frame, so an answer can be scored against the truth.
+  if (s.settings.truth && source_index && *source_index < s.settings.truth->questions.size())
+    if (auto q = question_for(s.settings.truth->questions[*source_index], *source_index))
+      job.asked = std::make_shared<const scene_question>(std::move(*q));
   if (s.credits > 0 && s.queue.empty()) {
     dispatch(self, std::move(job));
   } else if (s.settings.policy == flow_policy::drop_newest) {
@@ -310,7 +319,7 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
         if (s.next_wire_seq != 0 && p.wire_seq > s.next_wire_seq)
           s.counters.lost_in_transit += p.wire_seq - s.next_wire_seq;
         s.next_wire_seq = p.wire_seq + 1;
-        admit(self, p.image->view(), p.capture_ms, steady::now());
+        admit(self, p.image->view(), p.capture_ms, steady::now(), std::nullopt);
       },
       [self](stop_atom) {
         self->state.finished = true;

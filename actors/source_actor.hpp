@@ -36,6 +36,7 @@
 #include "actors/hasher_actor.hpp"
 #include "core/drift_policy.hpp"
 #include "connectors/image_file.hpp"
+#include "connectors/scene_video.hpp"
 #include "connectors/video_reader.hpp"
 
 namespace vlcache::actors {
@@ -54,6 +55,9 @@ struct source_settings {
   flow_policy policy = flow_policy::drop_oldest;
   double pace_fps = 0.0;  ///< 0: read as fast as credits allow
   drift_config drift;
+  /// The scene's truth when the source is a rendered scene folder: each
+  /// frame carries one of its known questions (core/scene_questions).
+  std::shared_ptr<const connectors::scene_truth> truth;
 };
 
 /// A decoded frame handed to a push-mode source.

@@ -12,10 +12,12 @@
 
 #include "connectors/image_file.hpp"
 #include "connectors/line_chart.hpp"
+#include "connectors/scene_video.hpp"
 #include "core/answerer.hpp"
 #include "core/cache_step.hpp"
 #include "core/patch_signatures.hpp"
 #include "core/preprocess.hpp"
+#include "core/scene_questions.hpp"
 #include "core/statistics.hpp"
 #include "graph/cache_spec.hpp"
 
@@ -27,51 +29,13 @@ double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
-struct question {
-  std::string kind, text, truth;
-};
-
-struct scene_input {
-  std::string folder;
-  std::vector<std::vector<question>> questions;  ///< per frame
-};
-
-expected<scene_input> read_scene(const std::string& folder) {
-  std::ifstream f(folder + "/truth.jsonl");
-  if (!f) return error{errc::not_found, "scene folder '" + folder + "' has no truth.jsonl (write one with vlcache scene)"};
-  scene_input s;
-  s.folder = folder;
-  std::string line;
-  for (int n = 1; std::getline(f, line); ++n) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.contains("questions"))
-      return error{errc::invalid_argument, folder + "/truth.jsonl:" + std::to_string(n) + ": not a truth line"};
-    std::vector<question> qs;
-    for (const auto& q : j["questions"])
-      qs.push_back({q.value("kind", ""), q.value("question", ""), q.value("answer", "")});
-    s.questions.push_back(std::move(qs));
-  }
-  if (s.questions.empty()) return error{errc::invalid_argument, folder + "/truth.jsonl is empty"};
-  return s;
-}
-
-/// One question of each kind the frame answers, the kinds' choice rotating
-/// with the frame so that every question of a kind comes up in a long run.
-std::vector<question> pick_questions(const std::vector<question>& all, std::size_t frame) {
-  std::map<std::string, std::vector<const question*>> by_kind;
-  for (const auto& q : all) by_kind[q.kind].push_back(&q);
-  std::vector<question> out;
-  for (const auto& [kind, qs] : by_kind) out.push_back(*qs[frame % qs.size()]);
-  return out;
-}
-
 struct tally {
   int asked = 0, right_full = 0, right_cached = 0, same = 0;
   std::size_t tokens = 0, tokens_same = 0;
-  void add(const question& q, const answer& full, const answer& cached) {
+  void add(const scene_question& q, const answer& full, const answer& cached) {
     ++asked;
-    right_full += full.text == q.truth;
-    right_cached += cached.text == q.truth;
+    right_full += answer_matches(full.text, q.answer);
+    right_cached += answer_matches(cached.text, q.answer);
     same += full.ids == cached.ids;
     // Token agreement: the cached answer's tokens equal to the full one's, position by position.
     tokens += full.ids.size();
@@ -95,7 +59,7 @@ struct run_result {
 /// Every scene as one stream: its frames at `stride` through the cache step;
 /// on every `every`-th frame the encoder sees, each picked question answered
 /// both ways.
-run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_llm, const std::vector<scene_input>& scenes,
+run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_llm, const std::vector<connectors::scene_truth>& scenes,
                       int stride, const bench_answers_options& o) {
   const auto& c = enc.config();
   const auto grid = *patch_grid::make(c.image_size, c.patch_size);
@@ -141,8 +105,8 @@ run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_
       const auto asked = pick_questions(sc.questions[fi], fi);
       for (std::size_t qi = 0; qi < asked.size(); ++qi) {
         const auto& q = asked[qi];
-        auto a = full_llm.ask(stream, (*full)[0].features, q.text);
-        auto b = cached_llm.ask(stream, (*sparse)[0].features, q.text);
+        auto a = full_llm.ask(stream, (*full)[0].features, q.question);
+        auto b = cached_llm.ask(stream, (*sparse)[0].features, q.question);
         if (!a || !b) throw std::runtime_error((!a ? a.err() : b.err()).message);
         all.add(q, *a, *b);
         kinds[q.kind].add(q, *a, *b);
@@ -211,9 +175,9 @@ void add_bench_answers_command(CLI::App& bench, bench_answers_options& o) {
 }
 
 int run_bench_answers(const bench_answers_options& o) {
-  std::vector<scene_input> scenes;
+  std::vector<connectors::scene_truth> scenes;
   for (const auto& folder : o.scenes) {
-    auto s = read_scene(folder);
+    auto s = connectors::read_scene(folder);
     if (!s) {
       std::fprintf(stderr, "error: %s\n", s.err().message.c_str());
       return 2;

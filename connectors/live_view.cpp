@@ -147,6 +147,10 @@ void live_view::write(const std::string& topic, const std::string& line) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto& stream = streams_[topic];
   ++stream.answered;
+  if (j.contains("truth")) {
+    ++stream.with_truth;
+    stream.correct += j.value("correct", false);
+  }
   auto& answers = stream.answers;
   answers.push_front(std::move(j));
   while (static_cast<int>(answers.size()) > options_.answers_kept) answers.pop_back();
@@ -177,6 +181,8 @@ nlohmann::json live_view::state_json() {
                               {"series", series},
                               {"answers", nlohmann::json(std::vector<nlohmann::json>(s.answers.begin(), s.answers.end()))},
                               {"answered", s.answered},
+                              {"with_truth", s.with_truth},
+                              {"correct", s.correct},
                               {"counters", counters.contains(name) ? counters[name] : nlohmann::json::object()}});
   }
   return out;

@@ -93,6 +93,7 @@ class live_view : public line_sink {
     std::deque<bucket> history;
     std::deque<nlohmann::json> answers;
     std::uint64_t answered = 0;  // answer lines this view received for the camera
+    std::uint64_t with_truth = 0, correct = 0;  // of those, scored against a scene's truth, and right
     std::string jpeg;  // the encoded latest frame
     std::uint64_t jpeg_seq = 0;
   };

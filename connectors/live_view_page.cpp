@@ -16,7 +16,7 @@ h1{font-size:18px;margin:0 0 8px} .muted{color:#888}
 canvas{background:#000;display:block;margin-top:6px}
 table{border-collapse:collapse;margin-top:6px} td{padding:1px 8px 1px 0}
 .answer{border-top:1px solid #333;padding:4px 0;font-size:13px} .answer b{color:#9cf}
-.random{color:#e96}
+.random{color:#e96} .right{color:#8d8} .wrong{color:#f77}
 </style></head>
 <body>
 <h1 id="title">vlcache</h1>
@@ -33,7 +33,8 @@ function card(name) {
     '<table><tr><td>frame</td><td class="seq">-</td><td>hit rate</td><td class="hit">-</td></tr>' +
     '<tr><td>read</td><td class="read">-</td><td>encoded</td><td class="encoded">-</td></tr>' +
     '<tr><td>dropped</td><td class="dropped">-</td><td>failed</td><td class="failed">-</td></tr>' +
-    '<tr><td>answered</td><td class="answered">-</td><td>in flight</td><td class="inflight">-</td></tr></table>' +
+    '<tr><td>answered</td><td class="answered">-</td><td>in flight</td><td class="inflight">-</td></tr>' +
+    '<tr><td>right</td><td class="score" colspan="3">-</td></tr></table>' +
     '<div class="answers"></div>';
   d.querySelector("h2").textContent = name;
   document.getElementById("streams").appendChild(d);
@@ -74,6 +75,8 @@ async function tick() {
       text(c.el, "failed", k.failed ?? "-");
       text(c.el, "answered", st.answered);  // the answers this page lists come from the same count
       text(c.el, "inflight", k.in_flight ?? "-");
+      text(c.el, "score", st.with_truth ? st.correct + " of " + st.with_truth + " with a known answer (" +
+           (100 * st.correct / st.with_truth).toFixed(0) + " %)" : "no known answers");
       if (st.has_frame && st.frame_seq !== c.frameSeq) {
         c.frameSeq = st.frame_seq;
         c.el.querySelector("img").src = "/frame/" + encodeURIComponent(st.name) + ".jpg?seq=" + st.frame_seq;
@@ -87,7 +90,9 @@ async function tick() {
         const lat = a.latency_ms || {};
         d.innerHTML = "<b></b> <span></span><div class='muted'></div>";
         d.querySelector("b").textContent = "#" + a.seq + (a.on_demand ? " (asked)" : "");
-        d.querySelector("span").textContent = a.question + " -> " + a.text;
+        d.querySelector("span").textContent = a.question + " -> " + a.text +
+          (a.truth === undefined ? "" : "   (truth: " + a.truth + (a.correct ? ", right)" : ", WRONG)"));
+        if (a.truth !== undefined) d.querySelector("span").className = a.correct ? "right" : "wrong";
         if (a.text.includes("\ufffd"))
           d.querySelector("span").title = "\ufffd marks decoded bytes that were not valid UTF-8";
         if (a.random_weights) d.querySelector("span").className = "random";

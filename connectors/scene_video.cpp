@@ -89,4 +89,34 @@ expected<scene_written> write_scene(const scene& sc, const scene_background& bac
   return out;
 }
 
+bool is_scene_folder(const std::string& folder) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(std::filesystem::path(folder) / "truth.jsonl", ec) &&
+         std::filesystem::is_directory(std::filesystem::path(folder) / "frames", ec);
+}
+
+expected<scene_truth> read_scene(const std::string& folder) {
+  const auto path = folder + "/truth.jsonl";
+  std::ifstream f(path);
+  if (!f) return error{errc::not_found, "scene folder '" + folder + "' has no truth.jsonl (write one with vlcache scene)"};
+  scene_truth s;
+  s.folder = folder;
+  s.frames_pattern = folder + "/frames/%06d.png";
+  std::string line;
+  for (int n = 1; std::getline(f, line); ++n) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("questions") || !j["questions"].is_array())
+      return error{errc::invalid_argument, path + ":" + std::to_string(n) + ": not a truth line (no \"questions\" array)"};
+    std::vector<scene_question> qs;
+    for (const auto& q : j["questions"]) {
+      if (!q.is_object() || !q.contains("question") || !q.contains("answer"))
+        return error{errc::invalid_argument, path + ":" + std::to_string(n) + ": a question without \"question\" or \"answer\""};
+      qs.push_back({q.value("kind", ""), q.value("question", ""), q.value("answer", "")});
+    }
+    s.questions.push_back(std::move(qs));
+  }
+  if (s.questions.empty()) return error{errc::invalid_argument, path + " is empty"};
+  return s;
+}
+
 }  // namespace vlcache::connectors

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Writes a rendered scene to disk: a real video's frames as background
+/// A rendered scene on disk, written and read back. Written: a real video's frames as background
 /// (a seeded square window, scaled to the scene's size), the scene's shapes
 /// drawn over them, one PNG per frame (lossless, so what the pipeline reads
 /// is what the truth describes) and the truth as JSON lines.
@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/scene.hpp"
@@ -32,5 +33,18 @@ struct scene_written {
 /// video or file that failed.
 [[nodiscard]] expected<scene_written> write_scene(const scene& sc, const scene_background& background,
                                                  const std::string& out_dir);
+
+/// A scene folder read back: where its frames are and what each frame answers.
+struct scene_truth {
+  std::string folder;
+  std::string frames_pattern;                          ///< FOLDER/frames/%06d.png
+  std::vector<std::vector<scene_question>> questions;  ///< per frame, from 0
+};
+
+/// True when `folder` holds a scene (a truth.jsonl beside a frames folder).
+[[nodiscard]] bool is_scene_folder(const std::string& folder);
+
+/// Errors name the file and line that is not a truth line.
+[[nodiscard]] expected<scene_truth> read_scene(const std::string& folder);
 
 }  // namespace vlcache::connectors

@@ -145,7 +145,7 @@ expected<scene> scene::make(const scene_config& config) {
     live.push_back(m);
   };
 
-  for (int s = 0, n = r.below(config.max_objects + 1); s < n && s < 3; ++s) spawn(0, true);
+  for (int s = 0, n = r.below(config.max_objects + 1); s < n; ++s) spawn(0, true);
   for (int frame = 0; frame < config.frames; ++frame) {
     if (frame > 0 && static_cast<int>(live.size()) < config.max_objects && frame - last_spawn > 15 && r.chance(0.02)) {
       spawn(frame, false);

@@ -29,9 +29,9 @@ struct scene_config {
   int frames = 300;
   int size = 160;          ///< frame side in pixels
   int max_objects = 4;     ///< shapes in the frame at once (so every count is 0..4)
-  int min_radius = 9;      ///< half-size in pixels: at least one 16-px patch wide
-  int max_radius = 13;
-  double max_speed = 5.0;  ///< pixels per frame
+  int min_radius = 14;     ///< half-size in pixels: about two 16-px patches across
+  int max_radius = 20;
+  double max_speed = 8.0;  ///< pixels per frame (a blur long enough to see at 160 px)
   double idle_share = 0.85; ///< share of its time in view a shape stands still
   [[nodiscard]] status validate() const;
 };

@@ -169,6 +169,10 @@ std::string to_prometheus(const pipeline_snapshot& s) {
     o << "vlcache_answers_superseded_total " << a.superseded << "\n";
     family("vlcache_answers_failed_total", "counter", "Answers that failed (the stream went on).");
     o << "vlcache_answers_failed_total " << a.failed << "\n";
+    family("vlcache_answers_with_truth_total", "counter", "Answers to questions whose answer a rendered scene knows.");
+    o << "vlcache_answers_with_truth_total " << a.with_truth << "\n";
+    family("vlcache_answers_correct_total", "counter", "Of those, answers equal to the truth.");
+    o << "vlcache_answers_correct_total " << a.correct << "\n";
     family("vlcache_answers_pending", "gauge", "Frames and questions waiting for the language model.");
     o << "vlcache_answers_pending " << a.pending << "\n";
     family("vlcache_answer_latency_ms", "histogram", "Answer time by part, milliseconds.");

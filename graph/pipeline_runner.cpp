@@ -24,6 +24,7 @@
 #include "actors/source_actor.hpp"
 #include "connectors/request_endpoint.hpp"
 #include "connectors/live_view.hpp"
+#include "connectors/scene_video.hpp"
 #include "core/statistics.hpp"
 #include "graph/pipeline_probe.hpp"
 
@@ -80,6 +81,18 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     }
     std::printf("%s%s\n", llm->model().random_weights() ? "NOTICE: answers come from RANDOM weights: " : "llm: ",
                 llm->model().description().c_str());
+  }
+
+  // Cameras on rendered scenes: their frames, and what each frame answers.
+  std::vector<std::shared_ptr<const connectors::scene_truth>> truths(spec.cameras.size());
+  for (std::size_t i = 0; i < spec.cameras.size(); ++i) {
+    if (!connectors::is_scene_folder(spec.cameras[i].source)) continue;
+    auto t = connectors::read_scene(spec.cameras[i].source);
+    if (!t) {
+      std::fprintf(stderr, "error: [camera[%zu]].source: %s\n", i, t.err().message.c_str());
+      return 1;
+    }
+    truths[i] = std::make_shared<const connectors::scene_truth>(std::move(*t));
   }
 
   std::vector<std::shared_ptr<connectors::line_sink>> outputs;
@@ -219,7 +232,8 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     actors::source_settings ss;
     ss.name = c.name;
     ss.stream = static_cast<stream_id>(i);
-    ss.video = {c.source, c.fps, c.start_frame, c.max_frames};
+    ss.video = {truths[i] ? truths[i]->frames_pattern : c.source, c.fps, c.start_frame, c.max_frames};
+    ss.truth = truths[i];
     ss.preprocess = spec.cache.preprocess;
     ss.preprocess.pad_to_square = c.pad_to_square;
     ss.loop = c.loop;
@@ -453,6 +467,14 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
                           {"total_ms_p50", ac.total_ms.recent_quantile(0.5)},
                           {"last_error", ac.last_error}};
     if (requests) summary["answers"]["requests"] = {{"served", requests->served()}, {"rejected", requests->rejected()}};
+    if (ac.with_truth > 0) {
+      const double accuracy = static_cast<double>(ac.correct) / static_cast<double>(ac.with_truth);
+      summary["answers"]["with_truth"] = ac.with_truth;
+      summary["answers"]["correct"] = ac.correct;
+      summary["answers"]["accuracy"] = accuracy;
+      std::printf("  answers with a known truth %llu, right %llu: accuracy %.1f%%\n",
+                  static_cast<unsigned long long>(ac.with_truth), static_cast<unsigned long long>(ac.correct), 100 * accuracy);
+    }
     std::printf("  answers %llu (%llu on demand, %llu superseded by newer frames, %llu failed); prefill p50 %.1f ms, "
                 "decode p50 %.1f ms, frame-to-answer p50 %.1f ms\n",
                 static_cast<unsigned long long>(ac.answered), static_cast<unsigned long long>(ac.on_demand),

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <set>
 
+#include "connectors/scene_video.hpp"
 #include "core/clip_config.hpp"
 #include "graph/table_reader.hpp"
 
@@ -148,6 +149,8 @@ std::vector<std::string> validate(const pipeline_spec& s) {
     if (!c.source.empty() && !is_url(c.source) && c.source.find('%') == std::string::npos &&
         !std::filesystem::exists(c.source))
       errors.push_back(key + "source: file '" + c.source + "' does not exist");
+    else if (std::filesystem::is_directory(c.source) && !connectors::is_scene_folder(c.source))
+      errors.push_back(key + "source: '" + c.source + "' is a folder but not a rendered scene (no truth.jsonl and frames/)");
   }
   for (std::size_t i = 0; i < s.sinks.size(); ++i) {
     const std::string where = "[sink[" + std::to_string(i) + "]].";

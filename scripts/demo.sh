@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# The main job: the demo pipeline (configs/pipeline.toml): four cameras from
-# the sample video, CLIP preprocessing, signatures, sharded reference gate,
-# sparse ViT encoder batched across cameras, answers from a LLaMA-shaped
-# decoder with KV reuse every 10 frames, JSON lines to the console,
-# progress lines and a summary (also written to build/demo_summary.json).
+# The main job: the demo pipeline (configs/pipeline.toml): four cameras on
+# rendered scenes with known answers, the tiny LLaVA trained on such scenes
+# (models/tiny-llava-scenes), CLIP preprocessing, signatures, sharded
+# reference gate, sparse ViT encoder batched across cameras, answers with KV
+# reuse every 10 frames scored against the scenes' truth, JSON lines to the
+# console, progress lines and a summary with the accuracy (also written to
+# build/demo_summary.json). Extra arguments go to `vlcache run`.
+# The sample video with random weights: build/vlcache run configs/vtest.toml
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$repo/scripts/bootstrap.sh"
-cd "$repo"  # the config names the tokenizer relative to the repository
-exec "$repo/build/vlcache" run "$repo/configs/pipeline.toml" --summary-json "$repo/build/demo_summary.json" "$@"
+cd "$repo"  # the config names the model and the scenes relative to the repository
+scripts/render_demo_scenes.sh "$repo/build/vlcache" build/demo-scenes
+exec "$repo/build/vlcache" run configs/pipeline.toml --summary-json "$repo/build/demo_summary.json" "$@"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Soak benchmark (not part of CI): N looping cameras paced like live ones
-through the demo pipeline (ViT-B/16-shaped encoder, LLaMA-shaped answers,
+through the sample-video pipeline (configs/vtest.toml: ViT-B/16-shaped encoder, LLaMA-shaped answers,
 random weights) for T minutes, sampling the process's resident memory and
 /metrics every few seconds; then SIGINT, and the run summary must account
 for every frame.
@@ -30,7 +30,7 @@ VIDEO = "/usr/share/doc/opencv-doc/examples/data/vtest.avi"
 
 
 def pipeline_toml(cameras, fps, port, frames_path):
-    head = f"""# Written by scripts/soak.py: the demo pipeline with looping, paced cameras.
+    head = f"""# Written by scripts/soak.py: the sample-video pipeline (configs/vtest.toml) with looping, paced cameras.
 [pipeline]
 name = "soak"
 max_in_flight = 2

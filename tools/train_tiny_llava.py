@@ -6,20 +6,28 @@ Architecture (LLaVA-1.5 at small scale): CLIP ViT (pre-LN, quick_gelu,
 class token, 160 px / 16 px patches = 100 visual tokens, features from
 vision_feature_layer -2, class token dropped), the 2-layer GELU projector,
 a LLaMA decoder (RMSNorm, half-split RoPE, SwiGLU). The forward pass follows
-Hugging Face's eager code (as tests/fixtures/make_*_reference.py port it);
-trained end to end, loss on the answer tokens only.
+Hugging Face's eager code (as tests/fixtures/make_*_reference.py port it).
+
+Two stages, as LLaVA starts from a trained CLIP tower: stage 0 trains the
+tower alone on patch labels (what covers each patch, which patch holds each
+shape's centre, the patch's own row and column; heads not exported), many
+frames per step; then everything end to end on the answer tokens, the patch
+labels kept as an auxiliary loss, faded out by 80 % of the run.
 
 Data: `vlcache scene` renders scenes over segments of vtest.avi; training
-uses seeds 1..N (40 frames each) over background frames [0, 580), the held-out set seeds
-1001.. over frames [590, 790): no held-out seed or background frame is ever
-trained on. The tokenizer is trained with spm_train on the prompt, question
-and answer texts.
+uses seeds 1..N (16 frames each) over background frames [0, 580), the
+held-out set seeds 1001..1008 over frames [590, 790): no held-out seed or
+background frame is ever trained on. The tokenizer is trained with
+spm_train on the prompt, question and answer texts.
 
-    /usr/bin/python3 tools/train_tiny_llava.py --minutes 40 --out models/tiny-llava-scenes
+    /usr/bin/python3 tools/train_tiny_llava.py --out models/tiny-llava-scenes
 
-Seeded (--seed); on 2 cores the default budget is 40 minutes of training.
+Seeded (--seed), but the budgets are wall-clock minutes (11 for stage 0, 31
+end to end by default: 42 on 2 cores), so the step count depends on the
+machine.
 """
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -44,7 +52,7 @@ KINDS = ["count_color", "count_shape", "presence", "color_of", "position", "movi
 CLIP_MEAN = np.array([0.48145466, 0.4578275, 0.40821073], dtype=np.float32)
 CLIP_STD = np.array([0.26862954, 0.26130258, 0.27577711], dtype=np.float32)
 
-VISION = dict(hidden_size=128, intermediate_size=512, num_attention_heads=4, num_hidden_layers=4, image_size=160,
+VISION = dict(hidden_size=128, intermediate_size=512, num_attention_heads=4, num_hidden_layers=5, image_size=160,
               patch_size=16, layer_norm_eps=1e-5, hidden_act="quick_gelu", num_channels=3,
               model_type="clip_vision_model", projection_dim=128)
 TEXT = dict(hidden_size=192, intermediate_size=512, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=4,
@@ -52,8 +60,8 @@ TEXT = dict(hidden_size=192, intermediate_size=512, num_hidden_layers=4, num_att
             eos_token_id=2, pad_token_id=0, tie_word_embeddings=False, model_type="llama", initializer_range=0.02)
 SPM_VOCAB = 384
 FEATURE_LAYER = -2
-TRAIN_FRAMES = 40           # many short training scenes: more layouts than a few long ones
-TRAIN_STARTS = (0, 540)     # background start frames of training scenes (40 frames: < 580)
+TRAIN_FRAMES = 16           # many short training scenes: more layouts than a few long ones
+TRAIN_STARTS = (0, 564)     # background start frames of training scenes (16 frames: < 580)
 HELDOUT_START = 590         # held-out scenes: background frames [590, 790)
 SCENE_FRAMES = 200          # held-out scenes
 
@@ -284,9 +292,10 @@ class TinyLlava(torch.nn.Module):
         self.linear_1, self.linear_2 = torch.nn.Linear(d, o), torch.nn.Linear(o, o)
         self.llm = Llama(TEXT, vocab)
         self.image_token = image_token
-        # Stage-0 heads (not exported): what covers each patch, as a CLIP
-        # tower would know before LLaVA training starts.
-        self.patch_heads = torch.nn.Linear(d, 5 + 4 + 2)
+        # Stage-0 heads (not exported): what covers each patch and which patch
+        # holds each shape's centre, as a CLIP tower would know before LLaVA
+        # training starts. Centres make counting a sum over patches.
+        self.patch_heads = torch.nn.Linear(d, sum(PATCH_CLASSES))
 
     def image_features(self, pixels):
         return self.linear_2(F.gelu(self.linear_1(self.vision(pixels))))
@@ -332,11 +341,17 @@ COLORS = ["red", "green", "blue", "yellow"]
 SHAPES = ["circle", "square", "triangle"]
 
 
+# cover colour, cover shape, cover moving, centre colour, centre shape, patch row, patch column
+PATCH_CLASSES = (5, 4, 2, 5, 4, 10, 10)
+
+
 def patch_labels(objects):
-    """Per patch (raster order): colour (0 none, 1..4), shape (0 none, 1..3),
-    moving (0/1) of the shape whose disc covers the patch centre."""
+    """Per patch (raster order), of the shape whose disc covers the patch
+    centre: colour (0 none, 1..4), shape (0 none, 1..3), moving (0/1); then
+    colour and shape of the shape whose centre lies in the patch; the patch's
+    own row and column (so the features keep where they are: "where is ...")."""
     side, p = VISION["image_size"] // VISION["patch_size"], VISION["patch_size"]
-    out = np.zeros((3, side * side), dtype=np.int64)
+    out = np.zeros((len(PATCH_CLASSES), side * side), dtype=np.int64)
     ys, xs = np.mgrid[0:side, 0:side]
     cy, cx = (ys.ravel() + 0.5) * p, (xs.ravel() + 0.5) * p
     for o in objects:
@@ -344,7 +359,71 @@ def patch_labels(objects):
         out[0, near] = 1 + COLORS.index(o["color"])
         out[1, near] = 1 + SHAPES.index(o["shape"])
         out[2, near] = int(o["moving"])
+        col, row = int(o["x"] // p), int(o["y"] // p)
+        if 0 <= col < side and 0 <= row < side:
+            out[3, row * side + col] = 1 + COLORS.index(o["color"])
+            out[4, row * side + col] = 1 + SHAPES.index(o["shape"])
+    out[5], out[6] = ys.ravel(), xs.ravel()
     return out
+
+
+def image_batch(rng, scenes, images):
+    """Frames and their patch labels only (stage 0: the tower alone)."""
+    px, labels = [], []
+    for _ in range(images):
+        pixels, frames = scenes[rng.randrange(len(scenes))]
+        fi = rng.randrange(len(frames))
+        px.append(pixels[fi])
+        labels.append(patch_labels(frames[fi]["objects"]))
+    return normalise(np.stack(px)), torch.tensor(np.stack(labels))
+
+
+def head_accuracy(heads, labels):
+    """Per label kind: accuracy over the patches where the label is not 0
+    (what is there, not the empty background that dominates)."""
+    out, at = [], 0
+    for i, n in enumerate(PATCH_CLASSES):
+        pred = heads[..., at:at + n].argmax(-1)
+        mask = labels[:, i] != 0 if i < 5 else torch.ones_like(labels[:, i], dtype=torch.bool)
+        out.append(((pred == labels[:, i]) & mask).sum().item() / max(1, mask.sum().item()))
+        at += n
+    return out
+
+
+def pretrain_tower(model, train, held, rng, minutes, images, lr):
+    """Stage 0, as LLaVA starts from a trained CLIP tower: the vision tower and
+    the patch heads alone on the patch labels, many images per step (the
+    tower is cheap next to the decoder)."""
+    params = list(model.vision.parameters()) + list(model.patch_heads.parameters())
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01, betas=(0.9, 0.98))
+    start, step, eval_rng = time.time(), 0, random.Random(5)
+    names = ("colour", "shape", "moving", "centre colour", "centre shape", "row", "column")
+    while time.time() - start < minutes * 60:
+        frac = (time.time() - start) / (minutes * 60)
+        for g in opt.param_groups:
+            g["lr"] = lr * min(1.0, (step + 1) / 200) * (0.5 * (1 + math.cos(math.pi * frac)) * 0.9 + 0.1)
+        px, labels = image_batch(rng, train, images)
+        loss = patch_loss(model.patch_heads(model.vision(px)), labels)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        step += 1
+        if step % 200 == 0:
+            with torch.no_grad():
+                px, labels = image_batch(eval_rng, held, 64)
+                acc = head_accuracy(model.patch_heads(model.vision(px)), labels)
+            print(f"tower {step:6d}  {(time.time() - start) / 60:5.1f} min  loss {loss.item():.4f}  held-out " +
+                  "  ".join(f"{n} {a:.2f}" for n, a in zip(names, acc)), flush=True)
+    return step, (time.time() - start) / 60
+
+
+def patch_loss(heads, labels):
+    loss, at = 0.0, 0
+    for i, n in enumerate(PATCH_CLASSES):
+        loss = loss + F.cross_entropy(heads[..., at:at + n].reshape(-1, n), labels[:, i].reshape(-1))
+        at += n
+    return loss
 
 
 def exact_match(logits, tgt):
@@ -439,19 +518,22 @@ def evaluate(model, scenes, prompts, rng, images=64, per_image=6):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--minutes", type=float, default=40.0, help="training time budget")
-    ap.add_argument("--train-scenes", type=int, default=400)
+    ap.add_argument("--minutes", type=float, default=31.0, help="time budget of the end-to-end stage")
+    ap.add_argument("--tower-minutes", type=float, default=11.0, help="time budget of stage 0 (the tower on patch labels)")
+    ap.add_argument("--tower-images", type=int, default=64, help="frames per stage-0 step")
+    ap.add_argument("--train-scenes", type=int, default=1000)
     ap.add_argument("--heldout-scenes", type=int, default=8)
     ap.add_argument("--images", type=int, default=16, help="frames per step")
     ap.add_argument("--questions", type=int, default=8, help="questions per frame per step")
-    ap.add_argument("--lr", type=float, default=1e-3)
-    ap.add_argument("--aux-until", type=float, default=0.6,
+    ap.add_argument("--lr", type=float, default=1e-3, help="peak learning rate of the end-to-end stage")
+    ap.add_argument("--tower-lr", type=float, default=1e-3, help="peak learning rate of stage 0")
+    ap.add_argument("--aux-until", type=float, default=0.8,
                     help="share of the run with the patch-label loss on the tower (fading out over 0.15); 0: none")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--work", default=os.path.join(REPO, "build", "scenes"))
     ap.add_argument("--scene-args", default="",
-                    help="more options for vlcache scene, e.g. '--min-radius 14 --max-radius 20 --max-speed 8'")
+                    help="more options for vlcache scene, e.g. '--idle-share 0.7'")
     ap.add_argument("--vlcache", default=os.path.join(REPO, "build", "vlcache"))
     ap.add_argument("--out", default=os.path.join(REPO, "models", "tiny-llava-scenes"))
     a = ap.parse_args()
@@ -461,15 +543,14 @@ def main():
 
     t0 = time.time()
     scene_rng = random.Random(1000 + a.seed)
-    train_dirs, held_dirs = [], []
-    for s in range(1, a.train_scenes + 1):
-        d = os.path.join(a.work, "train", f"seed{s}")
-        render(a.vlcache, s, scene_rng.randint(*TRAIN_STARTS), d, TRAIN_FRAMES, a.scene_args.split())
-        train_dirs.append(d)
-    for s in range(1001, 1001 + a.heldout_scenes):
-        d = os.path.join(a.work, "heldout", f"seed{s}")
-        render(a.vlcache, s, HELDOUT_START, d, SCENE_FRAMES, a.scene_args.split())
-        held_dirs.append(d)
+    jobs = [(s, scene_rng.randint(*TRAIN_STARTS), os.path.join(a.work, "train", f"seed{s}"), TRAIN_FRAMES)
+            for s in range(1, a.train_scenes + 1)]
+    jobs += [(s, HELDOUT_START, os.path.join(a.work, "heldout", f"seed{s}"), SCENE_FRAMES)
+             for s in range(1001, 1001 + a.heldout_scenes)]
+    with concurrent.futures.ThreadPoolExecutor(max(1, a.threads)) as pool:  # each render is its own process
+        list(pool.map(lambda j: render(a.vlcache, j[0], j[1], j[2], j[3], a.scene_args.split()), jobs))
+    train_dirs = [j[2] for j in jobs[:a.train_scenes]]
+    held_dirs = [j[2] for j in jobs[a.train_scenes:]]
     train = [load_scene(d) for d in train_dirs]
     held = [load_scene(d) for d in held_dirs]
     print(f"scenes: {len(train)} training, {len(held)} held out ({time.time() - t0:.0f} s)", flush=True)
@@ -489,6 +570,8 @@ def main():
     model = TinyLlava(vocab, image_token)
     params = sum(p.numel() for p in model.parameters())
     print(f"model: {params / 1e6:.2f} M parameters", flush=True)
+    tower_steps, tower_minutes = (pretrain_tower(model, train, held, rng, a.tower_minutes, a.tower_images, a.tower_lr)
+                                  if a.tower_minutes > 0 else (0, 0.0))
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01, betas=(0.9, 0.98))
     budget = a.minutes * 60
     start = time.time()
@@ -506,10 +589,7 @@ def main():
         # first part of the run, then fade out; the last part is answers only.
         aux_weight = max(0.0, min(1.0, (a.aux_until - frac) / 0.15)) if a.aux_until > 0 else 0.0
         if aux_weight > 0:
-            aux = (F.cross_entropy(heads[..., :5].reshape(-1, 5), labels[:, 0].reshape(-1)) +
-                   F.cross_entropy(heads[..., 5:9].reshape(-1, 4), labels[:, 1].reshape(-1)) +
-                   F.cross_entropy(heads[..., 9:].reshape(-1, 2), labels[:, 2].reshape(-1)))
-            loss = loss + aux_weight * aux
+            loss = loss + aux_weight * patch_loss(heads, labels)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -524,7 +604,7 @@ def main():
     minutes = (time.time() - start) / 60
     acc, kinds = evaluate(model, held, prompts, random.Random(7), images=512)
     print(f"final held-out exact match {acc:.4f} over {512 * 6} questions: {kinds}", flush=True)
-    card = {"seed": a.seed, "steps": step, "patch_label_loss_until": a.aux_until, "scene_args": a.scene_args, "training_minutes": minutes, "threads": a.threads,
+    card = {"seed": a.seed, "steps": step, "tower_steps": tower_steps, "tower_minutes": tower_minutes, "lr": a.lr, "tower_lr": a.tower_lr, "patch_label_loss_until": a.aux_until, "scene_args": a.scene_args, "training_minutes": tower_minutes + minutes, "end_to_end_minutes": minutes, "threads": a.threads,
             "frames_per_step": a.images, "questions_per_frame": a.questions, "parameters": params,
             "train_scenes": {"seeds": [1, a.train_scenes], "background": VIDEO,
                              "frames_per_scene": TRAIN_FRAMES,

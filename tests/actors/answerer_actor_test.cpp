@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
@@ -32,6 +34,20 @@ answer_job job_for(stream_id stream, int tokens, int width, int ms_ago) {
   j.features = tensor_handle::from_floats(f.data(), {tokens, width});
   j.read_at = steady::now() - std::chrono::milliseconds(ms_ago);
   return j;
+}
+
+/// The actor's counters, asked the way the probe asks; then both actors stop.
+std::optional<answerer_counters> counters_then_stop(caf::actor_system& sys, caf::scheduler::test_coordinator& sched,
+                                                    const caf::actor& a, const caf::actor& sink) {
+  std::optional<answerer_counters> out;
+  sys.spawn([&](caf::event_based_actor* self) {
+    self->request(a, caf::infinite, stats_atom::value).then([&](const answerer_counters& c) { out = c; });
+  });
+  sched.run();
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+  sched.run();
+  return out;
 }
 
 TEST(answerer_actor, more_streams_than_max_batch_are_all_answered_with_their_images) {
@@ -63,20 +79,60 @@ TEST(answerer_actor, more_streams_than_max_batch_are_all_answered_with_their_ima
   }
   EXPECT_EQ(order, (std::vector<stream_id>{6, 5, 4, 3, 2, 1})) << "oldest first";
   // Nothing is left waiting.
-  bool replied = false;
-  auto probe = sys.spawn([&](caf::event_based_actor* self) {
-    self->request(a, caf::infinite, stats_atom::value).then([&](const answerer_counters& c) {
-      EXPECT_EQ(c.pending, 0u);
-      EXPECT_EQ(c.answered, static_cast<std::uint64_t>(streams));
-      EXPECT_EQ(c.failed, 0u);
-      replied = true;
-    });
-  });
+  auto c = counters_then_stop(sys, sched, a, sink);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->pending, 0u);
+  EXPECT_EQ(c->answered, static_cast<std::uint64_t>(streams));
+  EXPECT_EQ(c->failed, 0u);
+}
+
+TEST(answerer_actor, answers_with_a_known_truth_are_scored_and_others_are_not) {
+  auto llm = answerer::load(fixtures + "/llama_tiny/llava_new", "", llm_options{}, answer_options{});
+  ASSERT_TRUE(llm) << llm.err().message;
+  const int width = (*llm)->model().config().hidden_size;
+  std::shared_ptr<answerer> shared = std::move(*llm);
+  const std::string question = "How many red shapes are there?";
+  // What this model says to the question about these tokens: the truth for
+  // one stream, a different string for the other.
+  auto reference = job_for(1, 16, width, 0);
+  auto said = shared->ask(99, reference.features, question);
+  ASSERT_TRUE(said) << said.err().message;
+
+  caf::actor_system sys{vlcache::testing::deterministic_config()};
+  auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  auto out = std::make_shared<collected>();
+  auto sink = sys.spawn(collecting_sink, out);
+  auto a = sys.spawn(answerer_actor, shared, answerer_settings{"What is in the image?", 16, 1}, std::vector<caf::actor>{sink});
   sched.run();
-  EXPECT_TRUE(replied);
-  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-  caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+  for (stream_id s : {1, 2, 3}) {
+    auto j = job_for(1, 16, width, 10 * static_cast<int>(s));
+    j.tag.stream = s;
+    j.tag.stream_name = "cam" + std::to_string(s);
+    if (s != 3) {
+      j.question = question;
+      j.known = std::make_shared<const scene_question>(
+          scene_question{"count_color", question, s == 1 ? said->text : said->text + " more"});
+    }
+    caf::anon_send(a, std::move(j));
+  }
   sched.run();
+  ASSERT_EQ(out->answers.size(), 3u);
+  for (const auto& r : out->answers) {
+    if (r.tag.stream == 3) {
+      EXPECT_FALSE(r.known);
+      EXPECT_EQ(r.result.question, "What is in the image?");
+      continue;
+    }
+    ASSERT_TRUE(r.known);
+    EXPECT_EQ(r.result.question, question);
+    EXPECT_EQ(r.result.text, said->text) << "the same tokens and question give the same answer";
+    EXPECT_EQ(r.correct(), r.tag.stream == 1);
+  }
+  auto c = counters_then_stop(sys, sched, a, sink);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->answered, 3u);
+  EXPECT_EQ(c->with_truth, 2u);
+  EXPECT_EQ(c->correct, 1u);
 }
 
 }  // namespace

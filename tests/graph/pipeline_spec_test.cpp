@@ -161,11 +161,20 @@ TEST(pipeline_spec, llm_and_view_errors_name_their_keys) {
   EXPECT_TRUE(has(f, "[llm].tokenizer: file '/nonexistent/tok.model' does not exist")) << all(f);
 }
 
+TEST(pipeline_spec, a_camera_on_a_folder_that_is_no_scene_is_named) {
+  const auto dir = std::filesystem::temp_directory_path() / "vlcache_not_a_scene";
+  std::filesystem::create_directories(dir);
+  auto r = parse_pipeline("[encoder]\nmodel = \"tiny\"\n[input]\nimage_size = 32\npatch_size = 8\n"
+                          "[[camera]]\nsource = \"" + dir.string() + "\"\n", "t.toml");
+  EXPECT_TRUE(has(r, "[camera[0]].source: '" + dir.string() + "' is a folder but not a rendered scene")) << all(r);
+}
+
 TEST(pipeline_spec, shipped_pipeline_is_valid) {
-  // The demo runs from the repository root (its tokenizer path is relative to it).
+  // The sample-video config runs from the repository root (its tokenizer path is relative to it).
+  // (configs/pipeline.toml needs its rendered scenes: tests/demo_pipeline_test.sh runs it.)
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(std::filesystem::path(VLCACHE_CONFIGS).parent_path());
-  auto r = load_pipeline(std::string(VLCACHE_CONFIGS) + "/pipeline.toml");
+  auto r = load_pipeline(std::string(VLCACHE_CONFIGS) + "/vtest.toml");
   std::filesystem::current_path(cwd);
   EXPECT_TRUE(r.ok()) << all(r);
   EXPECT_TRUE(r.spec.llm.enabled);
