@@ -521,11 +521,11 @@ def main():
     ap.add_argument("--minutes", type=float, default=31.0, help="time budget of the end-to-end stage")
     ap.add_argument("--tower-minutes", type=float, default=11.0, help="time budget of stage 0 (the tower on patch labels)")
     ap.add_argument("--tower-images", type=int, default=64, help="frames per stage-0 step")
-    ap.add_argument("--train-scenes", type=int, default=1000)
+    ap.add_argument("--train-scenes", type=int, default=3000)
     ap.add_argument("--heldout-scenes", type=int, default=8)
     ap.add_argument("--images", type=int, default=16, help="frames per step")
     ap.add_argument("--questions", type=int, default=8, help="questions per frame per step")
-    ap.add_argument("--lr", type=float, default=1e-3, help="peak learning rate of the end-to-end stage")
+    ap.add_argument("--lr", type=float, default=5e-4, help="peak learning rate of the end-to-end stage")
     ap.add_argument("--tower-lr", type=float, default=1e-3, help="peak learning rate of stage 0")
     ap.add_argument("--aux-until", type=float, default=0.8,
                     help="share of the run with the patch-label loss on the tower (fading out over 0.15); 0: none")
