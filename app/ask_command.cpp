@@ -1,4 +1,5 @@
 #include "app/ask_command.hpp"
+#include "app/elapsed.hpp"
 #include "app/load_encoder.hpp"
 
 #include <chrono>
@@ -30,12 +31,6 @@ void add_ask_command(CLI::App& app, ask_options& o) {
   c->add_option("--llm-dtype", o.llm_dtype, "The language model's dtype (default: --dtype); bf16 works on the CPU");
   c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
 }
-
-namespace {
-double ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
-}  // namespace
 
 int run_ask(const ask_options& o) {
   auto t0 = std::chrono::steady_clock::now();

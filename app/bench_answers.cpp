@@ -1,4 +1,5 @@
 #include "app/bench_answers.hpp"
+#include "app/elapsed.hpp"
 #include "app/json_file.hpp"
 #include "app/load_encoder.hpp"
 
@@ -24,10 +25,6 @@
 namespace vlcache::app {
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-double ms_since(clock_type::time_point t0) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
 
 struct tally {
   int asked = 0, right_full = 0, right_cached = 0, same = 0;

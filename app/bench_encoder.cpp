@@ -1,4 +1,5 @@
 #include "app/bench_encoder.hpp"
+#include "app/elapsed.hpp"
 #include "app/json_file.hpp"
 #include "app/load_encoder.hpp"
 #include "app/stream_frames.hpp"
@@ -26,10 +27,6 @@
 namespace vlcache::app {
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-double ms_since(clock_type::time_point t0) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
 
 /// The BLAS library this process actually mapped (not what was asked for).
 std::string blas_in_use() {

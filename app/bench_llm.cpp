@@ -1,4 +1,5 @@
 #include "app/bench_llm.hpp"
+#include "app/elapsed.hpp"
 #include "app/json_file.hpp"
 #include "app/load_encoder.hpp"
 #include "app/stream_frames.hpp"
@@ -24,10 +25,6 @@
 namespace vlcache::app {
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-double ms_since(clock_type::time_point t0) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
 
 /// KL(p || q) of the softmaxes of two logit rows, in nats.
 double kl_divergence(const float* p_logits, const float* q_logits, int n) {

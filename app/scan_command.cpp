@@ -1,4 +1,5 @@
 #include "app/scan_command.hpp"
+#include "app/elapsed.hpp"
 #include "app/json_file.hpp"
 
 #include <algorithm>
@@ -18,11 +19,6 @@
 namespace vlcache::app {
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-double ms_since(clock_type::time_point t0) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
 
 
 /// One gate configuration evaluated over every stream, with its own references.
