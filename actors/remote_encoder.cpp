@@ -45,6 +45,7 @@ caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<
           rr.stream = r.stream;
           rr.computed = r.computed;
           rr.full = r.full;
+          rr.layer_tokens = r.layer_tokens;
           const auto shape = r.features.shape();
           rr.rows = shape[0];
           rr.cols = shape[1];
@@ -82,9 +83,13 @@ expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const 
                                                 " has the wrong size"};
                 return;
               }
-              results.push_back({r.stream,
-                                 tensor_handle::from_floats(reinterpret_cast<const float*>(r.features.data()), {r.rows, r.cols}),
-                                 r.computed, r.full});
+              frame_result fr;
+              fr.stream = r.stream;
+              fr.features = tensor_handle::from_floats(reinterpret_cast<const float*>(r.features.data()), {r.rows, r.cols});
+              fr.computed = r.computed;
+              fr.layer_tokens = r.layer_tokens;
+              fr.full = r.full;
+              results.push_back(std::move(fr));
             }
             out = std::move(results);
           },

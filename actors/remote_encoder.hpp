@@ -38,6 +38,7 @@ struct remote_encode_request {
 struct remote_result {
   std::uint32_t stream = 0;
   std::int32_t computed = 0;
+  std::int64_t layer_tokens = 0;
   bool full = false;
   std::int64_t rows = 0, cols = 0;
   std::vector<std::uint8_t> features;  ///< [rows, cols] f32, as bytes
@@ -62,7 +63,7 @@ typename Inspector::result_type inspect(Inspector& f, remote_encode_request& x) 
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, remote_result& x) {
-  return f(caf::meta::type_name("remote_result"), x.stream, x.computed, x.full, x.rows, x.cols, x.features);
+  return f(caf::meta::type_name("remote_result"), x.stream, x.computed, x.layer_tokens, x.full, x.rows, x.cols, x.features);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, remote_encode_reply& x) {

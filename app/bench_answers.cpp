@@ -167,6 +167,9 @@ void add_bench_answers_command(CLI::App& bench, bench_answers_options& o) {
   c->add_option("--frames", o.frames, "Frames of each scene read (0: all)")->default_val(0);
   c->add_option("--max-new-tokens", o.max_new_tokens, "Longest answer")->default_val(4);
   c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
+  c->add_option("--layer-tolerance", o.layer_tolerance, "Cached path: layer-wise recompute tolerance (0: off)")
+      ->default_val(0.0)
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--json", o.json, "Write the figures as JSON");
   c->add_option("--plot", o.plot, "Time to first token per answered frame, both ways (PNG)");
 }
@@ -185,7 +188,7 @@ int run_bench_answers(const bench_answers_options& o) {
     std::fprintf(stderr, "error: --every must be at least 1\n");
     return 2;
   }
-  auto enc = load_encoder_or_report(o.model, "cpu", "f32", o.threads);
+  auto enc = load_encoder_or_report(o.model, "cpu", "f32", o.threads, o.layer_tolerance);
   if (!enc) return 2;
   llm_options lo;
   lo.threads = o.threads;

@@ -22,6 +22,7 @@ struct bench_answers_options {
   int frames = 0;                   ///< frames of each scene read; 0 = all
   int max_new_tokens = 4;
   int threads = 0;
+  double layer_tolerance = 0.0;  ///< the cached path's layer-wise recompute, as [encoder] layer_tolerance
   std::string json;
   std::string plot;
 };

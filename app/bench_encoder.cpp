@@ -84,7 +84,7 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
   auto step = *cache_step::make(grid, gate_cfg, drift_cfg);
   for (int s = 0; s < s_count; ++s) enc.end_stream(static_cast<stream_id>(s));
 
-  std::vector<double> full_ms, sparse_ms, gate_ms, shares;
+  std::vector<double> full_ms, sparse_ms, gate_ms, shares, layer_shares;
   fidelity fid;
   std::vector<std::vector<float>> prev_full(s_count);
   std::uint64_t peak_store = 0;
@@ -131,6 +131,9 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
       const auto& r = (*sparse)[s];
       any_full |= r.full;
       shares.push_back(r.full ? 1.0 : static_cast<double>(r.computed) / grid.count());
+      layer_shares.push_back(r.full ? 1.0
+                                    : static_cast<double>(r.layer_tokens) /
+                                          (static_cast<double>(grid.count()) * c.layers_used()));
       const auto fv = (*full)[s].features.to_vector();
       fid.add(r.features.data(), fv.data(), prev_full[s].data(), tokens, dim, plans[s].positions);
       prev_full[s] = fv;
@@ -155,6 +158,8 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
                    {"tokens_per_frame", grid.count()},
                    {"share_recomputed_mean", share},
                    {"share_recomputed_p95", quantile(shares, 0.95)},
+                   {"layer_tolerance", enc.layer_tolerance()},
+                   {"share_layer_mean", mean(layer_shares)},
                    {"frames_with_full_refresh", full_frames},
                    {"full_ms_per_frame_median", full_med},
                    {"sparse_ms_per_frame_median", sparse_med},
@@ -236,6 +241,15 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
   c->add_option("--max-token-age", o.max_token_age, "Drift: recompute tokens older than N frames (0: never)")->default_val(0);
   c->add_option("--drift-budget", o.drift_budget, "Drift: recompute a token once this share of the frame changed since (0: off)")->default_val(0.0);
   c->add_option("--top-r", o.top_r, "Drift: at most R tokens per frame (0: no limit)")->default_val(0);
+  c->add_option("--layer-tolerance", o.layer_tolerance,
+                 "Layer-wise recompute: a reused token rejoins at a layer once its attention output moved "
+                 "by this share of its norm (0: off)")
+      ->default_val(0.0)
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--sweep-tolerance", o.sweep_tolerance,
+                "Also run one stream at each layer tolerance (e.g. 0,0.05,0.1,0.2), same gate")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
   c->add_option("--device", o.device, "cpu or cuda[:N]")->default_val("cpu");
   c->add_option("--dtype", o.dtype, "f32, f16, bf16")->default_val("f32");
@@ -246,7 +260,7 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
 }
 
 int run_bench_encoder(const bench_encoder_options& o) {
-  auto enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads);
+  auto enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, o.layer_tolerance);
   if (!enc) return 2;
   gate_thresholds gate_cfg = graph::default_gate();
   if (!o.config.empty()) {
@@ -284,14 +298,16 @@ int run_bench_encoder(const bench_encoder_options& o) {
                   {"drift_budget", o.drift_budget}, {"top_r", o.top_r}};
   std::vector<int> counts{1};
   if (o.streams > 1) counts.push_back(o.streams);
-  std::printf("%-8s %7s %9s %9s %9s %9s %8s %6s %8s %8s %8s %9s\n", "streams", "frames", "share", "p95",
-              "full ms", "sparse ms", "speedup", "eff", "cos", "cos p1", "err/nv", "sig+gate");
+  out["layer_tolerance"] = o.layer_tolerance;
+  std::printf("%-8s %7s %9s %9s %9s %9s %9s %8s %6s %8s %8s %8s %9s\n", "streams", "frames", "share", "p95",
+              "by layer", "full ms", "sparse ms", "speedup", "eff", "cos", "cos p1", "err/nv", "sig+gate");
   try {
     for (int n : counts) {
       std::vector<stream_frames> subset(data.begin(), data.begin() + n);
       auto r = run_one(*enc, subset, gate_cfg, drift_cfg, o.model);
-      std::printf("%-8d %7zu %8.2f%% %8.2f%% %9.1f %9.1f %7.2fx %6.2f %8.5f %8.5f %8.3f %8.3fms\n", n, frames,
-                  100 * r["share_recomputed_mean"].get<double>(), 100 * r["share_recomputed_p95"].get<double>(),
+      std::printf("%-8d %7zu %8.2f%% %8.2f%% %8.2f%% %9.1f %9.1f %7.2fx %6.2f %8.5f %8.5f %8.3f %8.3fms\n", n,
+                  frames, 100 * r["share_recomputed_mean"].get<double>(), 100 * r["share_recomputed_p95"].get<double>(),
+                  100 * r["share_layer_mean"].get<double>(),
                   r["full_ms_per_frame_median"].get<double>(), r["sparse_ms_per_frame_median"].get<double>(),
                   r["speedup"].get<double>(), r["efficiency"].get<double>(), r["cosine_mean"].get<double>(),
                   r["cosine_p1"].get<double>(), r["err_over_naive"].get<double>(),
@@ -320,6 +336,28 @@ int run_bench_encoder(const bench_encoder_options& o) {
                     r["sparse_ms_per_frame_median"].get<double>(), r["speedup"].get<double>(),
                     r["cosine_mean"].get<double>(), r["cosine_p1"].get<double>(), r["err_over_naive"].get<double>());
         out["sweep"].push_back(r);
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (!o.sweep_tolerance.empty()) {
+    std::printf("%-10s %9s %9s %9s %8s %9s %9s %8s\n", "tolerance", "share", "by layer", "sparse ms", "speedup",
+                "cos", "cos p1", "err/nv");
+    try {
+      for (double tol : o.sweep_tolerance) {
+        // The store's layout depends on the tolerance: one encoder each.
+        auto swept = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, tol);
+        if (!swept) return 2;
+        std::vector<stream_frames> one(data.begin(), data.begin() + 1);
+        auto r = run_one(*swept, one, gate_cfg, drift_cfg, o.model);
+        r.erase("per_frame");
+        std::printf("%-10g %8.2f%% %8.2f%% %9.1f %7.2fx %9.5f %9.5f %8.3f\n", tol,
+                    100 * r["share_recomputed_mean"].get<double>(), 100 * r["share_layer_mean"].get<double>(),
+                    r["sparse_ms_per_frame_median"].get<double>(), r["speedup"].get<double>(),
+                    r["cosine_mean"].get<double>(), r["cosine_p1"].get<double>(), r["err_over_naive"].get<double>());
+        out["sweep_tolerance"].push_back(r);
       }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: %s\n", e.what());

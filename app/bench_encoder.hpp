@@ -24,6 +24,8 @@ struct bench_encoder_options {
   int max_token_age = 0;
   double drift_budget = 0.0;
   int top_r = 0;
+  double layer_tolerance = 0.0;         ///< the encoder's layer-wise recompute (0: off)
+  std::vector<double> sweep_tolerance;  ///< one-stream runs at each layer tolerance
   int threads = 0;
   std::string device = "cpu";
   std::string dtype = "f32";

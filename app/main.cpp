@@ -47,6 +47,10 @@ int main(int argc, char** argv) {
   node->add_option("--device", node_opts.options.device, "cpu or cuda[:N]")->default_val("cpu");
   node->add_option("--dtype", node_opts.options.dtype, "f32, f16, bf16")->default_val("f32");
   node->add_option("--threads", node_opts.options.threads, "Intra-op threads (0: all cores)")->default_val(0);
+  node->add_option("--layer-tolerance", node_opts.options.layer_tolerance,
+                   "Layer-wise recompute tolerance, as [encoder] layer_tolerance (0: off)")
+      ->default_val(0.0)
+      ->check(CLI::NonNegativeNumber);
   vlcache::app::camera_options camera;
   vlcache::app::add_camera_command(app, camera);
   vlcache::connectors::listen_options listen_opts;

@@ -14,8 +14,12 @@ using simd::v8f;
 
 /// ROWS (<= 6) rows of x against one 16-column panel: the classic 6 x 16
 /// register tile of AVX2 (12 sums, 2 weight vectors, 1 broadcast).
+/// `next`, when set, is the panel that follows: one cache line of it is
+/// prefetched per step, so its weights stream in while this one computes
+/// (with few rows the product is otherwise bound by the wait for weights).
 template <int ROWS>
-void kernel(const float* x, int k, const float* panel, const float* bias, float* y, int ldy, int cols) {
+void kernel(const float* x, int k, const float* panel, const float* bias, float* y, int ldy, int cols,
+            const float* next) {
   v8f acc[ROWS][2];
   const v8f b0 = load8(bias), b1 = load8(bias + 8);
   for (int i = 0; i < ROWS; ++i) {
@@ -24,6 +28,7 @@ void kernel(const float* x, int k, const float* panel, const float* bias, float*
   }
   for (int kk = 0; kk < k; ++kk) {
     const float* w = panel + static_cast<std::size_t>(kk) * packed_weight::panel_width;
+    if (next != nullptr) __builtin_prefetch(next + static_cast<std::size_t>(kk) * packed_weight::panel_width);
     const v8f w0 = load8(w), w1 = load8(w + 8);
 #pragma GCC unroll 6
     for (int i = 0; i < ROWS; ++i) {
@@ -68,18 +73,20 @@ void packed_weight::apply(const float* x, int m, float* y, int first, int last) 
     // Balanced row blocks (15 rows: 5+5+5, not 6+6+3): a block of 4 or
     // fewer rows has too few independent sums to hide the FMA latency.
     const int blocks = (m + 5) / 6;
+    const float* next = p + 1 < last ? panel + static_cast<std::size_t>(k_) * panel_width : nullptr;
     for (int blk = 0, r = 0; blk < blocks; ++blk) {
+      const float* ahead = blk == 0 ? next : nullptr;
       const int rows = (m - r + (blocks - blk) - 1) / (blocks - blk);
       const float* xr = x + static_cast<std::size_t>(r) * k_;
       float* yr = y + static_cast<std::size_t>(r) * n_ + col0;
       r += rows;
       switch (rows) {
-        case 6: kernel<6>(xr, k_, panel, b, yr, n_, cols); break;
-        case 5: kernel<5>(xr, k_, panel, b, yr, n_, cols); break;
-        case 4: kernel<4>(xr, k_, panel, b, yr, n_, cols); break;
-        case 3: kernel<3>(xr, k_, panel, b, yr, n_, cols); break;
-        case 2: kernel<2>(xr, k_, panel, b, yr, n_, cols); break;
-        case 1: kernel<1>(xr, k_, panel, b, yr, n_, cols); break;
+        case 6: kernel<6>(xr, k_, panel, b, yr, n_, cols, ahead); break;
+        case 5: kernel<5>(xr, k_, panel, b, yr, n_, cols, ahead); break;
+        case 4: kernel<4>(xr, k_, panel, b, yr, n_, cols, ahead); break;
+        case 3: kernel<3>(xr, k_, panel, b, yr, n_, cols, ahead); break;
+        case 2: kernel<2>(xr, k_, panel, b, yr, n_, cols, ahead); break;
+        case 1: kernel<1>(xr, k_, panel, b, yr, n_, cols, ahead); break;
         default: break;
       }
     }

@@ -16,6 +16,7 @@
 #include "core/detail/dense_layer.hpp"
 #include "core/detail/torch_setup.hpp"
 #include "core/safetensors.hpp"
+#include "core/incremental_attention.hpp"
 #include "core/small_gemm.hpp"
 #include "core/sparse_attention.hpp"
 
@@ -48,6 +49,13 @@ struct stream_store {
   at::Tensor k, v;     // [layers, T, D]; k is [layers, heads, head_dim, T] for the CPU kernels
   at::Tensor hidden;   // [T, D] output of the last used layer
   at::Tensor out;      // [output_tokens, output_dim]
+  // Layer-wise recompute only, [layers, T, ...] each: the scaled queries; the
+  // layer inputs and the attention outputs each token's branches were last
+  // computed from (what a token is judged against); the branches' output
+  // (attention plus MLP: layer output minus input); and the running
+  // softmax state (N, Z, m per head) of core/incremental_attention.
+  // `hidden` is then the final state each output token was projected from.
+  at::Tensor q, x_in, o_ref, delta, num, z, m;
   std::uint64_t frames = 0;
 };
 
@@ -186,6 +194,7 @@ struct vision_encoder::impl {
   at::Device device{at::kCPU};
   at::ScalarType dtype = at::kFloat;
   bool cpu_kernels = true;  // CPU f32 and not aten_only
+  double layer_tolerance = 0.0;
   std::map<stream_id, stream_store> streams;
 
   [[nodiscard]] at::TensorOptions opts() const { return at::TensorOptions().device(device).dtype(dtype); }
@@ -276,7 +285,7 @@ struct vision_encoder::impl {
   /// (frame, head) in one parallel region, one softmax over all scores,
   /// and the weighted sums in a second region.
   void attend_cpu(std::vector<active_frame>& active, std::size_t l, const at::Tensor& q,
-                  const at::Tensor& k, const at::Tensor& v, at::Tensor& o) const {
+                  const at::Tensor& k, const at::Tensor& v, at::Tensor& o, bool keep_state = false) const {
     const std::int64_t d = cfg.hidden_size, t = cfg.num_tokens();
     const attention_shape shape{cfg.num_tokens(), cfg.num_heads, cfg.head_dim()};
     std::vector<attention_frame> frames;
@@ -299,11 +308,216 @@ struct vision_encoder::impl {
       for (std::int64_t i = b; i < e; ++i)
         attention_scores(frames[i / cfg.num_heads], shape, static_cast<int>(i % cfg.num_heads), s.data_ptr<float>());
     });
-    s = at::softmax(s, -1);
+    at::Tensor row_max, row_sum;
+    if (keep_state) {  // the softmax by hand: its maximum and sum seed the running state
+      row_max = std::get<0>(s.max(-1, true));
+      s = (s - row_max).exp_();
+      row_sum = s.sum(-1, true);
+      s.div_(row_sum);
+    } else {
+      s = at::softmax(s, -1);
+    }
     at::parallel_for(0, items, 1, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t i = b; i < e; ++i)
         attention_apply(frames[i / cfg.num_heads], shape, static_cast<int>(i % cfg.num_heads), s.data_ptr<float>());
     });
+    if (!keep_state) return;
+    for (std::size_t fi = 0; fi < active.size(); ++fi) {
+      const auto& a = active[fi];
+      const std::int64_t row0 = frames[fi].score_offset / t, rows = cfg.num_heads * a.count;
+      // The recomputed queries' running softmax state: m, Z and N = Z * output.
+      auto& st = *a.store;
+      const auto layer = static_cast<std::int64_t>(l);
+      auto z = row_sum.narrow(0, row0, rows).view({cfg.num_heads, a.count}).t();  // [count, heads]
+      st.m[layer].index_copy_(0, a.tokens, row_max.narrow(0, row0, rows).view({cfg.num_heads, a.count}).t());
+      st.z[layer].index_copy_(0, a.tokens, z);
+      st.num[layer].index_copy_(0, a.tokens, (o.narrow(0, a.offset, a.count).view({a.count, cfg.num_heads, -1}) *
+                                              z.unsqueeze(-1)).view({a.count, d}));
+    }
+  }
+
+  /// The frame's token rows [T, D] after patch embedding and pre-LN: all
+  /// patches (under 1 % of a full forward), the layer-wise path's first input.
+  at::Tensor embed_all(const float* pixels) const {
+    const std::int64_t n = cfg.num_patches(), p = cfg.patch_size, g = cfg.grid_side(), d = cfg.hidden_size;
+    auto patches = pixels_tensor(pixels).view({3, g, p, g, p}).permute({1, 3, 0, 2, 4}).reshape({n, 3 * p * p});
+    auto e = at::cat({w.class_emb.view({1, d}), w.patch_embed(patches.contiguous())}, 0) + w.pos_emb;
+    return ln(e, w.pre_w, w.pre_b);
+  }
+
+  /// Rows of `now` that moved from `ref` by more than the tolerance.
+  at::Tensor moved_rows(const at::Tensor& now, const at::Tensor& ref) const {
+    return (now - ref).norm(2, {1}) > ref.norm(2, {1}) * layer_tolerance;
+  }
+
+  /// Layer-wise recompute (layer_tolerance > 0), in the manner of Eventful
+  /// Transformers: every token's residual stream stays current, only the
+  /// branches (attention, MLP) are cached. At each layer a token's branches
+  /// are recomputed when it is a gate miss, when its input moved past the
+  /// tolerance since they were last computed there, or when its attention
+  /// output did (the keys and values it attends to changed); everyone
+  /// else adds its stored branch output to its current input. Reused
+  /// queries' attention is kept exact incrementally on the CPU
+  /// (core/incremental_attention), recomputed in full elsewhere.
+  std::vector<frame_result> sparse_layerwise(const std::vector<frame_request>& batch,
+                                             const std::vector<std::vector<std::int64_t>>& positions,
+                                             const std::vector<bool>& full_frame) {
+    const std::int64_t d = cfg.hidden_size, t = cfg.num_tokens(), h = cfg.num_heads, dh = cfg.head_dim();
+    const auto layers = static_cast<std::int64_t>(w.layers.size());
+    const double scale = std::pow(static_cast<double>(dh), -0.5);
+    const auto idx_opts = at::TensorOptions().dtype(at::kLong).device(device);
+    // Reused queries: incremental updates on the CPU kernels' path; every
+    // query over all keys on an accelerator (cheap there) and for head
+    // widths the kernel does not take.
+    const bool incremental = cpu_kernels && dh % 8 == 0;
+    std::vector<frame_result> results(batch.size());
+    std::vector<active_frame> active;
+    std::vector<at::Tensor> x;       // per active frame: its current rows [T, D]
+    std::vector<at::Tensor> forced;  // per active frame: tokens recomputed at every layer whatever moved
+    for (std::size_t r = 0; r < batch.size(); ++r) {
+      const auto& req = batch[r];
+      results[r].stream = req.stream;
+      stream_store& s = streams[req.stream];
+      if (!s.k.defined()) {
+        s.k = cpu_kernels ? at::zeros({layers, h, dh, t}, opts()) : at::zeros({layers, t, d}, opts());
+        for (auto* z : {&s.v, &s.q, &s.x_in, &s.o_ref, &s.num, &s.delta}) *z = at::zeros({layers, t, d}, opts());
+        s.z = at::zeros({layers, t, h}, opts());
+        s.m = at::zeros({layers, t, h}, opts());
+        s.hidden = at::zeros({t, d}, opts());
+        s.out = at::zeros({cfg.output_tokens(), cfg.output_dim()}, opts());
+      }
+      ++s.frames;
+      if (!full_frame[r] && positions[r].empty()) continue;  // unchanged frame: no encoder work
+      active_frame a;
+      a.request = r;
+      a.store = &s;
+      active.push_back(a);
+      x.push_back(embed_all(req.pixels));
+      if (full_frame[r]) {
+        forced.push_back(at::arange(t, idx_opts));
+      } else {
+        std::vector<std::int64_t> tok{0};
+        for (auto q : positions[r]) tok.push_back(q + 1);
+        forced.push_back(at::tensor(tok, at::kLong).to(device));
+      }
+      results[r].full = full_frame[r];
+    }
+    if (active.empty()) {
+      for (std::size_t r = 0; r < batch.size(); ++r)
+        results[r].features = tensor_handle(streams[batch[r].stream].out.clone());
+      return results;
+    }
+
+    std::vector<at::Tensor> last_set(active.size());
+    for (std::int64_t l = 0; l < layers; ++l) {
+      const auto& lw = w.layers[static_cast<std::size_t>(l)];
+      // Who recomputes the attention branch's inputs (q, k, v) at this layer.
+      std::vector<at::Tensor> rows;
+      std::int64_t offset = 0;
+      for (std::size_t fi = 0; fi < active.size(); ++fi) {
+        auto& a = active[fi];
+        auto moved = moved_rows(x[fi], a.store->x_in[l]);
+        moved.index_fill_(0, forced[fi], true);  // the gate's misses, at every layer
+        moved.index_fill_(0, at::zeros({1}, idx_opts), true);  // the class token sees every change
+        a.tokens = moved.nonzero().view({-1});
+        a.offset = offset;
+        a.count = a.tokens.numel();
+        offset += a.count;
+        rows.push_back(x[fi].index_select(0, a.tokens));
+      }
+      auto xs = at::cat(rows, 0);
+      auto qkv = lw.qkv(ln(xs, lw.ln1_w, lw.ln1_b)).split(d, -1);
+      auto q = (qkv[0] * scale).contiguous();
+      auto k = qkv[1].contiguous();
+      auto v = qkv[2].contiguous();
+      std::vector<at::Tensor> others(active.size()), k_old(active.size()), v_old(active.size());
+      for (std::size_t fi = 0; fi < active.size(); ++fi) {
+        auto& a = active[fi];
+        auto& s = *a.store;
+        s.q[l].index_copy_(0, a.tokens, q.narrow(0, a.offset, a.count));
+        s.x_in[l].index_copy_(0, a.tokens, xs.narrow(0, a.offset, a.count));
+        auto keep = at::ones({t}, idx_opts.dtype(at::kBool));
+        keep.index_fill_(0, a.tokens, false);
+        others[fi] = keep.nonzero().view({-1});
+        if (others[fi].numel() == 0 || !incremental) continue;
+        // Before the new rows overwrite them: the reused queries' update
+        // subtracts the old terms of the changed keys and values.
+        v_old[fi] = s.v[l].index_select(0, a.tokens);
+        k_old[fi] = s.k[l].index_select(2, a.tokens).permute({2, 0, 1}).reshape({a.count, d}).contiguous();
+      }
+      auto o = at::empty_like(q);
+      if (cpu_kernels) attend_cpu(active, static_cast<std::size_t>(l), q, k, v, o, true);
+      else attend_aten(active, static_cast<std::size_t>(l), q, k, v, o);
+
+      // Who recomputes the branches: the above, and the reused tokens
+      // whose attention output moved.
+      std::vector<at::Tensor> post_x, post_o, post_tok;
+      for (std::size_t fi = 0; fi < active.size(); ++fi) {
+        auto& a = active[fi];
+        auto& s = *a.store;
+        at::Tensor tok = a.tokens, o_f = o.narrow(0, a.offset, a.count);
+        const std::int64_t n_o = others[fi].numel();
+        if (n_o > 0) {
+          at::Tensor o_other;
+          if (incremental) {
+            o_other = at::empty({n_o, d}, opts());
+            const attention_state st{s.q[l].data_ptr<float>(), s.k[l].data_ptr<float>(), s.v[l].data_ptr<float>(),
+                                     s.num[l].data_ptr<float>(), s.z[l].data_ptr<float>(), s.m[l].data_ptr<float>()};
+            const attention_change ch{k_old[fi].data_ptr<float>(), v_old[fi].data_ptr<float>(),
+                                      k.data_ptr<float>() + a.offset * d, v.data_ptr<float>() + a.offset * d,
+                                      static_cast<int>(a.count)};
+            const attention_shape shape{static_cast<int>(t), static_cast<int>(h), static_cast<int>(dh)};
+            const std::int64_t* who = others[fi].data_ptr<std::int64_t>();
+            float* dst = o_other.data_ptr<float>();
+            at::parallel_for(0, n_o * h, 16, [&](std::int64_t b, std::int64_t e) {
+              attention_update(st, shape, ch, who, b, e, dst);
+            });
+          } else {
+            auto qo = s.q[l].index_select(0, others[fi]).view({n_o, h, dh}).transpose(0, 1);
+            auto kf = cpu_kernels ? s.k[l] : s.k[l].view({t, h, dh}).permute({1, 2, 0});
+            auto vf = s.v[l].view({t, h, dh}).transpose(0, 1);
+            o_other = at::bmm(at::softmax(at::bmm(qo, kf), -1), vf).transpose(0, 1).reshape({n_o, d});
+          }
+          auto join = moved_rows(o_other, s.o_ref[l].index_select(0, others[fi])).nonzero().view({-1});
+          if (join.numel() > 0) {
+            tok = at::cat({tok, others[fi].index_select(0, join)}, 0);
+            o_f = at::cat({o_f, o_other.index_select(0, join)}, 0);
+          }
+        }
+        s.o_ref[l].index_copy_(0, tok, o_f);
+        post_tok.push_back(tok);
+        post_x.push_back(x[fi].index_select(0, tok));
+        post_o.push_back(o_f);
+        results[a.request].layer_tokens += tok.numel() - 1;
+      }
+      auto xp = at::cat(post_x, 0);
+      auto mid = xp + lw.o(at::cat(post_o, 0));
+      auto delta = mid + mlp(lw, ln(mid, lw.ln2_w, lw.ln2_b)) - xp;
+      std::int64_t at_row = 0;
+      for (std::size_t fi = 0; fi < active.size(); ++fi) {
+        auto& s = *active[fi].store;
+        const std::int64_t n = post_tok[fi].numel();
+        s.delta[l].index_copy_(0, post_tok[fi], delta.narrow(0, at_row, n));
+        at_row += n;
+        x[fi] = x[fi] + s.delta[l];  // every token's residual stream moves on
+        last_set[fi] = post_tok[fi];
+      }
+    }
+    // Project the tokens whose final state moved (or was just computed).
+    for (std::size_t fi = 0; fi < active.size(); ++fi) {
+      auto& a = active[fi];
+      auto& s = *a.store;
+      auto moved = at::ones({t}, idx_opts.dtype(at::kBool));
+      if (!cfg.keep_class_token) moved.index_fill_(0, at::zeros({1}, idx_opts), false);
+      auto tok = moved.nonzero().view({-1});
+      auto xf = x[fi].index_select(0, tok);
+      s.hidden.index_copy_(0, tok, xf);
+      s.out.index_copy_(0, cfg.keep_class_token ? tok : tok - 1, project(xf));
+      results[a.request].computed = static_cast<int>(forced[fi].numel()) - 1;
+    }
+    for (std::size_t r = 0; r < batch.size(); ++r)
+      results[r].features = tensor_handle(streams[batch[r].stream].out.clone());
+    return results;
   }
 
   std::vector<frame_result> sparse(const std::vector<frame_request>& batch,
@@ -372,6 +586,7 @@ struct vision_encoder::impl {
       embeds.push_back(e);
       offset += a.count;
       results[r].computed = static_cast<int>(pos.size());
+      results[r].layer_tokens = static_cast<std::int64_t>(pos.size()) * static_cast<std::int64_t>(w.layers.size());
       results[r].full = full_frame[r];
       active.push_back(std::move(a));
     }
@@ -416,6 +631,10 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
   p->device = *device;
   p->dtype = *dtype;
   p->cpu_kernels = !options.aten_only && p->device.is_cpu() && p->dtype == at::kFloat;
+  if (!(options.layer_tolerance >= 0) || !std::isfinite(options.layer_tolerance))
+    return error{errc::invalid_argument, "layer_tolerance must be a finite number >= 0 (0 = off), got " +
+                                             std::to_string(options.layer_tolerance)};
+  p->layer_tolerance = options.layer_tolerance;
   p->source = model;
   try {
     if (is_preset_name(model)) {
@@ -495,6 +714,7 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
 const clip_vision_config& vision_encoder::config() const noexcept { return impl_->cfg; }
 bool vision_encoder::random_weights() const noexcept { return impl_->random; }
 int vision_encoder::threads() const { return at::get_num_threads(); }
+double vision_encoder::layer_tolerance() const noexcept { return impl_->layer_tolerance; }
 
 std::string vision_encoder::description() const {
   const auto& c = impl_->cfg;
@@ -503,6 +723,7 @@ std::string vision_encoder::description() const {
      << c.image_size << "/" << c.patch_size << ", width " << c.hidden_size << ", "
      << c.layers_used() << " of " << c.num_layers << " layers run";
   if (c.projector_dim) os << ", projector to " << *c.projector_dim;
+  if (impl_->layer_tolerance > 0) os << ", layer-wise recompute at tolerance " << impl_->layer_tolerance;
   os << ", " << impl_->device.str() << " " << c10::toString(impl_->dtype);
   return os.str();
 }
@@ -549,7 +770,8 @@ expected<std::vector<frame_result>> vision_encoder::encode(const std::vector<fra
   }
   try {
     at::NoGradGuard no_grad;
-    return impl_->sparse(batch, positions, full);
+    return impl_->layer_tolerance > 0 ? impl_->sparse_layerwise(batch, positions, full)
+                                       : impl_->sparse(batch, positions, full);
   } catch (const c10::Error& e) {
     // A half-updated store would serve wrong tokens: drop it, the stream's
     // next frame runs in full.
@@ -564,7 +786,10 @@ std::uint64_t vision_encoder::store_bytes(stream_id stream) const {
   auto it = impl_->streams.find(stream);
   if (it == impl_->streams.end()) return 0;
   const auto& s = it->second;
-  return tensor_bytes(s.k) + tensor_bytes(s.v) + tensor_bytes(s.hidden) + tensor_bytes(s.out);
+  std::uint64_t bytes = 0;
+  for (const auto* x : {&s.k, &s.v, &s.hidden, &s.out, &s.q, &s.x_in, &s.o_ref, &s.delta, &s.num, &s.z, &s.m})
+    bytes += tensor_bytes(*x);
+  return bytes;
 }
 
 void vision_encoder::end_stream(stream_id stream) { impl_->streams.erase(stream); }

@@ -34,6 +34,12 @@ struct encoder_options {
   /// Run every step through ATen ops, as on CUDA, instead of the CPU kernels
   /// (packed GEMM, batched sparse attention); tests compare the two.
   bool aten_only = false;
+  /// Layer-wise recompute (README: "Layer-wise recompute"): at every layer a
+  /// reused token whose attention output moved by more than this share of
+  /// its norm since the token was last computed there joins the recompute
+  /// set from that layer on. 0 = off: a reused token stays reused at every
+  /// layer, and the store keeps only keys and values.
+  double layer_tolerance = 0.0;
 };
 
 struct full_output {
@@ -52,7 +58,10 @@ struct frame_request {
 struct frame_result {
   stream_id stream = 0;
   tensor_handle features;  ///< [output_tokens, output_dim], stored tokens included
-  int computed = 0;        ///< patch tokens recomputed (class token not counted)
+  int computed = 0;        ///< patch tokens the frame started with (class token not counted)
+  /// Patch tokens whose layer output was recomputed, summed over the layers
+  /// (computed x layers unless layer-wise recompute let tokens join).
+  std::int64_t layer_tokens = 0;
   bool full = false;       ///< the frame ran the full path (first frame or refresh)
 };
 
@@ -68,6 +77,7 @@ class vision_encoder {
   [[nodiscard]] bool random_weights() const noexcept;
   [[nodiscard]] std::string description() const;
   [[nodiscard]] int threads() const;
+  [[nodiscard]] double layer_tolerance() const noexcept;
 
   /// The reference path: full forward of one or more frames (CHW each).
   [[nodiscard]] expected<std::vector<full_output>> encode_full(const std::vector<const float*>& frames,

@@ -53,6 +53,7 @@ void read_encoder(table_reader& r, encoder_spec& e) {
   e.options.device = r.string("device").value_or(e.options.device);
   e.options.dtype = r.string("dtype").value_or(e.options.dtype);
   e.options.threads = static_cast<int>(r.integer("threads", 0, 1024).value_or(0));
+  e.options.layer_tolerance = r.number("layer_tolerance", 0.0, 1e6).value_or(0.0);
   e.batch_tokens = static_cast<int>(r.integer("batch_tokens", 1, 1 << 20).value_or(e.batch_tokens));
   e.batch_timeout_ms = r.number("batch_timeout_ms", 0.0, 60000.0).value_or(e.batch_timeout_ms);
 }
@@ -164,6 +165,9 @@ std::vector<std::string> validate(const pipeline_spec& s) {
   const auto& m = s.encoder.model;
   if (!s.encoder.remote.empty()) {
     // The node loads the model; its grid is checked when the pipeline connects.
+    if (s.encoder.options.layer_tolerance > 0)
+      errors.push_back("[encoder].layer_tolerance: the remote node runs the encoder; start it with "
+                       "--layer-tolerance instead");
   } else if (is_preset_name(m)) {
     const auto c = *preset_config(m);
     if (c.image_size != s.cache.grid.image_size || c.patch_size != s.cache.grid.patch_size)

@@ -3,7 +3,7 @@
 the output, and figures in a JSON file the command wrote, all checked.
 
     expect_output.py [--exit N|nonzero] [--expect REGEX]... [--json FILE
-                     --require 'key.path OP NUMBER']... -- COMMAND ARGS...
+                     --require 'key.path OP NUMBER|key.path']... -- COMMAND ARGS...
 
 CTest's PASS_REGULAR_EXPRESSION ignores the exit status; this does not.
 REGEX is a Python regular expression searched over stdout+stderr with
@@ -71,14 +71,16 @@ def main():
                 sys.exit(f"expect_output.py: cannot parse requirement '{req}'")
             if doc is None:
                 continue
-            key, op, bound = m.group(1), m.group(2), float(m.group(3))
+            key, op, bound_text = m.group(1), m.group(2), m.group(3)
             try:
+                # The bound is a number or another key of the same document.
+                bound = float(bound_text) if re.fullmatch(r"[-+0-9.eE]+", bound_text) else float(lookup(doc, bound_text))
                 value = float(lookup(doc, key))
             except (KeyError, IndexError, TypeError, ValueError):
                 failures.append(f"{o.json}: no number at '{key}'")
                 continue
             verdict = "ok" if OPS[op](value, bound) else "FAILED"
-            print(f"check: {key} = {value:.6g} {op} {bound:g}: {verdict}")
+            print(f"check: {key} = {value:.6g} {op} {bound_text} ({bound:g}): {verdict}")
             if verdict != "ok":
                 failures.append(f"{key} = {value:.6g}, required {op} {bound:g}")
     for f in failures:

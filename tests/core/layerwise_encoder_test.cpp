@@ -1,0 +1,153 @@
+// Layer-wise recompute (encoder_options::layer_tolerance): the invariants of
+// the sparse path hold, a tolerance near zero reproduces the full forward
+// whatever the gate missed, and the CPU path's incremental attention agrees
+// with the ATen path, which recomputes every reused query's attention.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/safetensors.hpp"
+#include "core/vision_encoder.hpp"
+
+namespace vlcache {
+namespace {
+
+const std::string model = std::string(VLCACHE_FIXTURES) + "/clip_tiny/llava_new";
+
+double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    num = std::max(num, static_cast<double>(std::fabs(a[i] - b[i])));
+    den = std::max(den, static_cast<double>(std::fabs(b[i])));
+  }
+  return den == 0 ? num : num / den;
+}
+
+/// The fixture's seven frames (tests/fixtures/make_sparse_reference.py):
+/// pixels change inside and outside every recompute set.
+const std::vector<float>& frames() {
+  static const std::vector<float> px = [] {
+    auto w = *weight_set::open_file(std::string(VLCACHE_FIXTURES) + "/clip_tiny/sparse_reference.safetensors");
+    return *w.read_f32("pixel_values", {7, 3, 32, 32});
+  }();
+  return px;
+}
+const float* frame(int i) { return frames().data() + i * 3072; }
+
+std::unique_ptr<vision_encoder> load(double tolerance, bool aten = false) {
+  encoder_options o;
+  o.layer_tolerance = tolerance;
+  o.aten_only = aten;
+  auto e = vision_encoder::load(model, o);
+  EXPECT_TRUE(e) << (e ? "" : e.err().message);
+  return e ? std::move(*e) : nullptr;
+}
+
+std::vector<float> full(vision_encoder& enc, const float* px) {
+  return (*enc.encode_full({px}))[0].features.to_vector();
+}
+
+std::vector<int> all_positions() {
+  std::vector<int> p(16);
+  for (int i = 0; i < 16; ++i) p[i] = i;
+  return p;
+}
+
+TEST(layerwise_encoder, every_token_missed_equals_the_full_forward) {
+  for (const bool aten : {false, true}) {
+    auto enc = load(0.2, aten);
+    ASSERT_TRUE(enc);
+    for (int f = 0; f < 4; ++f) {
+      auto out = enc->encode({{0, frame(f), all_positions(), false}});
+      ASSERT_TRUE(out) << out.err().message;
+      EXPECT_LE(rel_error((*out)[0].features.to_vector(), full(*enc, frame(f))), 1e-5)
+          << "frame " << f << (aten ? ", ATen path" : "");
+      EXPECT_EQ((*out)[0].layer_tokens, 16 * 2) << "16 tokens through both layers used";
+    }
+  }
+}
+
+TEST(layerwise_encoder, unchanged_frame_costs_nothing) {
+  auto enc = load(0.05);
+  const auto first = (*enc->encode({{0, frame(0), {}, false}}))[0].features.to_vector();
+  auto again = enc->encode({{0, frame(1), {}, false}});  // the gate saw nothing: pixels unread
+  ASSERT_TRUE(again);
+  EXPECT_EQ((*again)[0].computed, 0);
+  EXPECT_EQ((*again)[0].layer_tokens, 0);
+  EXPECT_EQ((*again)[0].features.to_vector(), first);
+}
+
+// With a tolerance near zero every token whose input or attention moved at
+// all is recomputed where it moved: the full forward, although the gate
+// named only one position and every frame's pixels changed everywhere.
+TEST(layerwise_encoder, tiny_tolerance_reproduces_the_full_forward) {
+  for (const bool aten : {false, true}) {
+    auto enc = load(1e-7, aten);
+    ASSERT_TRUE(enc->encode({{0, frame(0), {}, false}}));
+    for (int f = 1; f < 7; ++f) {
+      auto out = enc->encode({{0, frame(f), {f}, false}});
+      ASSERT_TRUE(out);
+      EXPECT_LE(rel_error((*out)[0].features.to_vector(), full(*enc, frame(f))), 1e-4)
+          << "frame " << f << (aten ? ", ATen path" : "");
+    }
+  }
+}
+
+// The same frames at a working tolerance: far closer to the full forward
+// than the fixed recompute set of the same gate decisions, and never more
+// tokens recomputed than the layers x tokens of a full frame.
+TEST(layerwise_encoder, closer_to_the_full_forward_than_the_fixed_set) {
+  auto fixed = load(0.0);
+  auto layered = load(0.1);
+  ASSERT_TRUE(fixed->encode({{0, frame(0), {}, false}}));
+  ASSERT_TRUE(layered->encode({{0, frame(0), {}, false}}));
+  double fixed_err = 0, layered_err = 0;
+  for (int f = 1; f < 7; ++f) {
+    const std::vector<int> gate{f, f + 4};
+    auto a = (*fixed->encode({{0, frame(f), gate, false}}))[0];
+    auto b = (*layered->encode({{0, frame(f), gate, false}}))[0];
+    const auto want = full(*fixed, frame(f));
+    fixed_err += rel_error(a.features.to_vector(), want);
+    layered_err += rel_error(b.features.to_vector(), want);
+    EXPECT_EQ(b.computed, 2);
+    EXPECT_GE(b.layer_tokens, 2 * 2);
+    EXPECT_LE(b.layer_tokens, 16 * 2);
+  }
+  EXPECT_LT(layered_err, 0.5 * fixed_err);
+}
+
+// The CPU path keeps reused queries' attention by incremental updates; the
+// ATen path recomputes it over all keys. Same decisions, same tokens.
+TEST(layerwise_encoder, incremental_attention_matches_full_attention) {
+  auto cpu = load(0.05);
+  auto aten = load(0.05, true);
+  const std::vector<std::vector<int>> gate{{}, {1, 2}, {3}, {7, 8, 9, 10}, {0}, {15}, {4, 5}};
+  for (int f = 0; f < 7; ++f) {  // two streams, batched
+    auto x = cpu->encode({{0, frame(f), gate[f], false}, {1, frame(6 - f), gate[6 - f], false}});
+    auto y = aten->encode({{0, frame(f), gate[f], false}, {1, frame(6 - f), gate[6 - f], false}});
+    ASSERT_TRUE(x && y);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_LE(rel_error((*x)[i].features.to_vector(), (*y)[i].features.to_vector()), 1e-4) << "frame " << f;
+      EXPECT_EQ((*x)[i].layer_tokens, (*y)[i].layer_tokens) << "frame " << f;
+    }
+  }
+}
+
+TEST(layerwise_encoder, store_holds_the_layer_state_and_bad_tolerance_is_refused) {
+  auto enc = load(0.1);
+  ASSERT_TRUE(enc->encode({{3, frame(0), {}, false}}));
+  // Per layer (2) x 17 tokens: k, v, q, input, attention output, branch
+  // output, N (32 each) and Z, m (4 heads each); hidden 17 x 32, output 16 x 48.
+  EXPECT_EQ(enc->store_bytes(3), 4u * (2 * 17 * (7 * 32 + 2 * 4) + 17 * 32 + 16 * 48));
+  EXPECT_NE(enc->description().find("layer-wise recompute at tolerance 0.1"), std::string::npos);
+  encoder_options bad;
+  bad.layer_tolerance = -1;
+  auto e = vision_encoder::load(model, bad);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.err().message.find("layer_tolerance must be a finite number >= 0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vlcache
