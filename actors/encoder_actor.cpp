@@ -33,6 +33,7 @@ void flush(caf::stateful_actor<encoder_state>* self) {
     const auto& r = (*results)[i];
     const auto computed = static_cast<std::uint64_t>(r.full ? s.num_patches : r.computed);
     s.tokens += computed;
+    s.layer_tokens += static_cast<std::uint64_t>(r.layer_tokens);
     ++s.frames;
     auto& ps = s.per_stream[job.tag.stream];
     ++ps.first;
@@ -85,6 +86,8 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
       [self](stats_atom) {
         const auto& s = self->state;
         encoder_counters c{s.batches, s.frames, s.tokens, s.busy_seconds, s.num_patches, s.per_stream, {}};
+        c.layer_tokens = s.layer_tokens;
+        c.layers = s.encoder ? s.encoder->config().layers_used() : 0;
         if (s.encoder)
           for (const auto& [stream, counts] : s.per_stream) c.store_bytes[stream] = s.encoder->store_bytes(stream);
         return c;

@@ -41,6 +41,7 @@ struct encoder_state {
   int pending_tokens = 0;
   std::uint64_t batch_id = 0;
   std::uint64_t batches = 0, frames = 0, tokens = 0;
+  std::uint64_t layer_tokens = 0;  ///< patch tokens recomputed, summed over the layers
   double busy_seconds = 0;  ///< time spent encoding: the stage's standalone cost
   std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> per_stream;  ///< frames, tokens computed
   static inline const char* name = "encoder";
@@ -52,6 +53,8 @@ struct encoder_counters {
   int tokens_per_frame = 0;
   std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> per_stream;  ///< frames, tokens computed
   std::map<stream_id, std::uint64_t> store_bytes;  ///< token store per stream (in-process encoder only)
+  std::uint64_t layer_tokens = 0;  ///< patch tokens recomputed, summed over the layers
+  int layers = 0;                  ///< layers run (in-process encoder only; 0 = unknown)
 };
 
 /// The model runs in-process (`encoder`), or on a remote node (`remote`,

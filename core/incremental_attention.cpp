@@ -91,28 +91,35 @@ void recompute_row(const attention_state& st, const attention_shape& s, std::int
 }  // namespace
 
 int attention_update(const attention_state& st, const attention_shape& s, const attention_change& c,
-                     const std::int64_t* queries, std::int64_t first, std::int64_t last, float* out) {
-  const int w = s.width(), dh = s.head_dim, h = s.heads, n = c.count, padded = (n + 7) / 8 * 8;
-  std::vector<float> buf(static_cast<std::size_t>(4 * padded), -1e30f), row;
+                     const std::int64_t* queries, std::int64_t count, std::int64_t first, std::int64_t last,
+                     float* out) {
+  const int w = s.width(), dh = s.head_dim, h = s.heads, n = c.count, padded = c.padded();
+  std::vector<float> buf(static_cast<std::size_t>(4 * padded)), row;
   float* s_old = buf.data();
   float* s_new = s_old + padded;
   float* e_old = s_new + padded;
   float* e_new = e_old + padded;
   int redone = 0;
   for (std::int64_t item = first; item < last; ++item) {
-    const std::int64_t i = item / h, query = queries[i];
-    const int head = static_cast<int>(item % h);
+    const int head = static_cast<int>(item / count);
+    const std::int64_t i = item % count, query = queries[i];
     const std::int64_t off = static_cast<std::int64_t>(head) * dh;
     const float* q = st.q + query * w + off;
     float* o = out + i * w + off;
     float* num = st.num + query * w + off;
     float& m = st.m[query * h + head];
     float& z = st.z[query * h + head];
-    float top = m;
-    for (int j = 0; j < n; ++j) {
-      s_old[j] = dot(q, c.k_old + static_cast<std::int64_t>(j) * w + off, dh);
-      s_new[j] = dot(q, c.k_new + static_cast<std::int64_t>(j) * w + off, dh);
-      top = std::max(top, s_new[j]);
+    // Scores against the changed keys, eight keys per vector.
+    const float* ko = c.k_old_t + static_cast<std::int64_t>(head) * dh * padded;
+    const float* kn = c.k_new_t + static_cast<std::int64_t>(head) * dh * padded;
+    for (int j = 0; j < padded; j += 8) {
+      v8f a{}, b{};
+      for (int d = 0; d < dh; ++d) {
+        a += q[d] * load8(ko + static_cast<std::int64_t>(d) * padded + j);
+        b += q[d] * load8(kn + static_cast<std::int64_t>(d) * padded + j);
+      }
+      store8(s_old + j, a);
+      store8(s_new + j, b);
     }
     const float z_left = z - exps(s_old, m, n, e_old);
     // What is left must be well above the rounding of what was removed.
@@ -121,6 +128,7 @@ int attention_update(const attention_state& st, const attention_shape& s, const 
       ++redone;
       continue;
     }
+    const float top = std::max(m, *std::max_element(s_new, s_new + n));
     const float f = std::exp(m - top);  // rescale to the new maximum: no exponent overflows
     m = top;
     z = z_left * f + exps(s_new, m, n, e_new);

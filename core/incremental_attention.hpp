@@ -31,20 +31,25 @@ struct attention_state {
   float* m = nullptr;          ///< [tokens, heads]
 };
 
-/// The keys and values that changed: rows [count, width] before and after.
+/// The keys and values that changed, before and after: keys transposed per
+/// head, [heads, head_dim, padded] with padded = count rounded up to 8 (so a
+/// query's scores are vector FMAs along the keys), values as rows [count, width].
 struct attention_change {
-  const float* k_old = nullptr;
+  const float* k_old_t = nullptr;
   const float* v_old = nullptr;
-  const float* k_new = nullptr;
+  const float* k_new_t = nullptr;
   const float* v_new = nullptr;
   int count = 0;
+  [[nodiscard]] int padded() const noexcept { return (count + 7) / 8 * 8; }
 };
 
-/// Items [first, last) of queries x heads (item = i * heads + head, the
-/// query being queries[i]): updates their state and writes their attention
+/// Items [first, last) of heads x queries (item = head * count + i, the
+/// query being queries[i]; head-major, so one head's changed values stay in
+/// cache across queries): updates their state and writes their attention
 /// output to out[i * width + head * head_dim ...]. Returns how many rows were
 /// recomputed over all keys. head_dim must be a multiple of 8.
 int attention_update(const attention_state& st, const attention_shape& s, const attention_change& c,
-                     const std::int64_t* queries, std::int64_t first, std::int64_t last, float* out);
+                     const std::int64_t* queries, std::int64_t count, std::int64_t first, std::int64_t last,
+                     float* out);
 
 }  // namespace vlcache

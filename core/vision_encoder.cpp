@@ -430,7 +430,8 @@ struct vision_encoder::impl {
       auto q = (qkv[0] * scale).contiguous();
       auto k = qkv[1].contiguous();
       auto v = qkv[2].contiguous();
-      std::vector<at::Tensor> others(active.size()), k_old(active.size()), v_old(active.size());
+      std::vector<at::Tensor> others(active.size()), k_old(active.size()), v_old(active.size()),
+          k_new(active.size());
       for (std::size_t fi = 0; fi < active.size(); ++fi) {
         auto& a = active[fi];
         auto& s = *a.store;
@@ -442,8 +443,12 @@ struct vision_encoder::impl {
         if (others[fi].numel() == 0 || !incremental) continue;
         // Before the new rows overwrite them: the reused queries' update
         // subtracts the old terms of the changed keys and values.
+        // Keys as the kernel takes them: [heads, head_dim, count rounded up to 8].
+        const std::int64_t pad = (a.count + 7) / 8 * 8 - a.count;
         v_old[fi] = s.v[l].index_select(0, a.tokens);
-        k_old[fi] = s.k[l].index_select(2, a.tokens).permute({2, 0, 1}).reshape({a.count, d}).contiguous();
+        k_old[fi] = at::constant_pad_nd(s.k[l].index_select(2, a.tokens), {0, pad}).contiguous();
+        k_new[fi] = at::constant_pad_nd(k.narrow(0, a.offset, a.count).t().reshape({h, dh, a.count}), {0, pad})
+                        .contiguous();
       }
       auto o = at::empty_like(q);
       if (cpu_kernels) attend_cpu(active, static_cast<std::size_t>(l), q, k, v, o, true);
@@ -464,13 +469,13 @@ struct vision_encoder::impl {
             const attention_state st{s.q[l].data_ptr<float>(), s.k[l].data_ptr<float>(), s.v[l].data_ptr<float>(),
                                      s.num[l].data_ptr<float>(), s.z[l].data_ptr<float>(), s.m[l].data_ptr<float>()};
             const attention_change ch{k_old[fi].data_ptr<float>(), v_old[fi].data_ptr<float>(),
-                                      k.data_ptr<float>() + a.offset * d, v.data_ptr<float>() + a.offset * d,
+                                      k_new[fi].data_ptr<float>(), v.data_ptr<float>() + a.offset * d,
                                       static_cast<int>(a.count)};
             const attention_shape shape{static_cast<int>(t), static_cast<int>(h), static_cast<int>(dh)};
             const std::int64_t* who = others[fi].data_ptr<std::int64_t>();
             float* dst = o_other.data_ptr<float>();
             at::parallel_for(0, n_o * h, 16, [&](std::int64_t b, std::int64_t e) {
-              attention_update(st, shape, ch, who, b, e, dst);
+              attention_update(st, shape, ch, who, n_o, b, e, dst);
             });
           } else {
             auto qo = s.q[l].index_select(0, others[fi]).view({n_o, h, dh}).transpose(0, 1);

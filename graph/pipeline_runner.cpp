@@ -441,9 +441,18 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
                                  : 0.0;
   summary["encoder"] = {{"batches", enc_stats.batches}, {"frames", enc_stats.frames}, {"tokens_computed", enc_stats.tokens}};
   summary["tokens_computed_share"] = total_share;
+  // Layer-wise recompute lets reused tokens rejoin at some layers: the work
+  // actually done, as a share of every layer's tokens.
+  if (enc_stats.layers > 0 && enc_stats.frames > 0)
+    summary["tokens_computed_share_by_layer"] =
+        double(enc_stats.layer_tokens) / (double(enc_stats.frames) * enc_stats.tokens_per_frame * enc_stats.layers);
   summary["hit_rate"] = enc_stats.frames > 0 ? 1.0 - total_share : 0.0;
   std::printf("  tokens computed %.1f%% (hit rate %.1f%%; first frames and refreshes included)\n", 100 * total_share,
               100 * (1 - total_share));
+  if (summary.contains("tokens_computed_share_by_layer"))
+    std::printf("  tokens recomputed over the layers %.1f%% (layer-wise recompute adds reused tokens where their "
+                "context moved)\n",
+                100 * summary["tokens_computed_share_by_layer"].get<double>());
   std::printf("  stages alone: decode+preprocess %.1f frames/s, encoder %.1f frames/s; pipeline %.1f frames/s = %.2fx the slowest\n",
               decode_fps, encoder_fps, throughput, slowest < 1e30 ? throughput / slowest : 0.0);
   if (routing.answerer) {
