@@ -88,6 +88,83 @@ void recompute_row(const attention_state& st, const attention_shape& s, std::int
   st.z[query * s.heads + head] = z;
 }
 
+/// Scores of one query against the changed keys, old and new (transposed,
+/// [head_dim, padded]): vector FMAs along the keys, two keys blocks and two
+/// dimensions at a time so eight sums are in flight (one chain would wait on
+/// the FMA latency at every step).
+void change_scores(const float* q, const float* ko, const float* kn, int dh, int padded, float* s_old,
+                   float* s_new) {
+  for (int j = 0; j < padded; j += 16) {
+    const bool two = j + 8 < padded;
+    v8f a0{}, a1{}, b0{}, b1{}, c0{}, c1{}, d0{}, d1{};
+    for (int d = 0; d < dh; d += 2) {
+      const float q0 = q[d], q1 = q[d + 1];
+      const float* o0 = ko + static_cast<std::int64_t>(d) * padded + j;
+      const float* n0 = kn + static_cast<std::int64_t>(d) * padded + j;
+      a0 += q0 * load8(o0);
+      a1 += q1 * load8(o0 + padded);
+      c0 += q0 * load8(n0);
+      c1 += q1 * load8(n0 + padded);
+      if (two) {
+        b0 += q0 * load8(o0 + 8);
+        b1 += q1 * load8(o0 + padded + 8);
+        d0 += q0 * load8(n0 + 8);
+        d1 += q1 * load8(n0 + padded + 8);
+      }
+    }
+    store8(s_old + j, a0 + a1);
+    store8(s_new + j, c0 + c1);
+    if (two) {
+      store8(s_old + j + 8, b0 + b1);
+      store8(s_new + j + 8, d0 + d1);
+    }
+  }
+}
+
+/// num = (num - sum e_old v_old) * f + sum e_new v_new, out = num / z, for
+/// one head of VECS x 8 dimensions held in registers (independent sums).
+template <int VECS>
+void update_sum(float* num, float* out, const float* e_old, const float* v_old, const float* e_new,
+                const float* v_new, int n, int w, float f, float z) {
+  v8f acc[VECS];
+  for (int i = 0; i < VECS; ++i) acc[i] = load8(num + 8 * i);
+  for (int t = 0; t < n; ++t) {
+    const float e = e_old[t];
+    const float* v = v_old + static_cast<std::int64_t>(t) * w;
+#pragma GCC unroll 16
+    for (int i = 0; i < VECS; ++i) acc[i] -= e * load8(v + 8 * i);
+  }
+  for (int i = 0; i < VECS; ++i) acc[i] *= f;
+  for (int t = 0; t < n; ++t) {
+    const float e = e_new[t];
+    const float* v = v_new + static_cast<std::int64_t>(t) * w;
+#pragma GCC unroll 16
+    for (int i = 0; i < VECS; ++i) acc[i] += e * load8(v + 8 * i);
+  }
+  for (int i = 0; i < VECS; ++i) {
+    store8(num + 8 * i, acc[i]);
+    store8(out + 8 * i, acc[i] / z);
+  }
+}
+
+void update_sum_any(float* num, float* out, const float* e_old, const float* v_old, const float* e_new,
+                    const float* v_new, int n, int w, int dh, float f, float z) {
+  switch (dh) {
+    case 32: update_sum<4>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
+    case 64: update_sum<8>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
+    case 128: update_sum<16>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
+    default: break;
+  }
+  for (int d = 0; d < dh; d += 8) {
+    v8f acc = load8(num + d);
+    for (int t = 0; t < n; ++t) acc -= e_old[t] * load8(v_old + static_cast<std::int64_t>(t) * w + d);
+    acc *= f;
+    for (int t = 0; t < n; ++t) acc += e_new[t] * load8(v_new + static_cast<std::int64_t>(t) * w + d);
+    store8(num + d, acc);
+    store8(out + d, acc / z);
+  }
+}
+
 }  // namespace
 
 int attention_update(const attention_state& st, const attention_shape& s, const attention_change& c,
@@ -112,15 +189,7 @@ int attention_update(const attention_state& st, const attention_shape& s, const 
     // Scores against the changed keys, eight keys per vector.
     const float* ko = c.k_old_t + static_cast<std::int64_t>(head) * dh * padded;
     const float* kn = c.k_new_t + static_cast<std::int64_t>(head) * dh * padded;
-    for (int j = 0; j < padded; j += 8) {
-      v8f a{}, b{};
-      for (int d = 0; d < dh; ++d) {
-        a += q[d] * load8(ko + static_cast<std::int64_t>(d) * padded + j);
-        b += q[d] * load8(kn + static_cast<std::int64_t>(d) * padded + j);
-      }
-      store8(s_old + j, a);
-      store8(s_new + j, b);
-    }
+    change_scores(q, ko, kn, dh, padded, s_old, s_new);
     const float z_left = z - exps(s_old, m, n, e_old);
     // What is left must be well above the rounding of what was removed.
     if (!(z_left > 1e-3f * z)) {
@@ -132,14 +201,7 @@ int attention_update(const attention_state& st, const attention_shape& s, const 
     const float f = std::exp(m - top);  // rescale to the new maximum: no exponent overflows
     m = top;
     z = z_left * f + exps(s_new, m, n, e_new);
-    for (int d = 0; d < dh; d += 8) {
-      v8f acc = load8(num + d);
-      for (int j = 0; j < n; ++j) acc -= e_old[j] * load8(c.v_old + static_cast<std::int64_t>(j) * w + off + d);
-      acc *= f;
-      for (int j = 0; j < n; ++j) acc += e_new[j] * load8(c.v_new + static_cast<std::int64_t>(j) * w + off + d);
-      store8(num + d, acc);
-      store8(o + d, acc / z);
-    }
+    update_sum_any(num, o, e_old, c.v_old + off, e_new, c.v_new + off, n, w, dh, f, z);
   }
   return redone;
 }
