@@ -350,6 +350,37 @@ struct vision_encoder::impl {
     return (now - ref).norm(2, {1}) > ref.norm(2, {1}) * layer_tolerance;
   }
 
+  /// The same on the CPU in plain loops, for rows i of `now` against row
+  /// ref_rows[i] of `ref` (or row i), rows with `forced[i]` always moving:
+  /// the indices that moved, and (with `rest`) those that did not. A few
+  /// dozen small ATen calls per layer cost more than this arithmetic.
+  std::vector<std::int64_t> moved_cpu(const at::Tensor& now, const at::Tensor& ref, const std::int64_t* ref_rows,
+                                      const std::vector<char>* forced, std::vector<std::int64_t>* rest) const {
+    const std::int64_t rows = now.size(0), d = now.size(1);
+    const float* a = now.data_ptr<float>();
+    const float* b = ref.data_ptr<float>();
+    const double tol2 = layer_tolerance * layer_tolerance;
+    std::vector<std::int64_t> moved;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      bool m = forced != nullptr && (*forced)[static_cast<std::size_t>(i)] != 0;
+      if (!m) {
+        const float* x = a + i * d;
+        const float* r = b + (ref_rows != nullptr ? ref_rows[i] : i) * d;
+        float diff = 0, norm = 0;
+#pragma omp simd reduction(+ : diff, norm)
+        for (std::int64_t j = 0; j < d; ++j) {
+          const float e = x[j] - r[j];
+          diff += e * e;
+          norm += r[j] * r[j];
+        }
+        m = diff > tol2 * norm;
+      }
+      if (m) moved.push_back(i);
+      else if (rest != nullptr) rest->push_back(i);
+    }
+    return moved;
+  }
+
   /// Layer-wise recompute (layer_tolerance > 0), in the manner of Eventful
   /// Transformers: every token's residual stream stays current, only the
   /// branches (attention, MLP) are cached. At each layer a token's branches
@@ -374,6 +405,7 @@ struct vision_encoder::impl {
     std::vector<active_frame> active;
     std::vector<at::Tensor> x;       // per active frame: its current rows [T, D]
     std::vector<at::Tensor> forced;  // per active frame: tokens recomputed at every layer whatever moved
+    std::vector<std::vector<char>> forced_flags;  // the same as one flag per token
     for (std::size_t r = 0; r < batch.size(); ++r) {
       const auto& req = batch[r];
       results[r].stream = req.stream;
@@ -393,13 +425,16 @@ struct vision_encoder::impl {
       a.store = &s;
       active.push_back(a);
       x.push_back(embed_all(req.pixels));
-      if (full_frame[r]) {
-        forced.push_back(at::arange(t, idx_opts));
-      } else {
-        std::vector<std::int64_t> tok{0};
-        for (auto q : positions[r]) tok.push_back(q + 1);
-        forced.push_back(at::tensor(tok, at::kLong).to(device));
-      }
+      // Recomputed at every layer whatever moved: the class token (it sees
+      // every change) and the gate's misses; every token on a full frame.
+      std::vector<char> flags(static_cast<std::size_t>(t), full_frame[r] ? 1 : 0);
+      flags[0] = 1;
+      for (auto q : positions[r]) flags[static_cast<std::size_t>(q + 1)] = 1;
+      std::vector<std::int64_t> tok;
+      for (std::int64_t i = 0; i < t; ++i)
+        if (flags[static_cast<std::size_t>(i)]) tok.push_back(i);
+      forced.push_back(at::tensor(tok, at::kLong).to(device));
+      forced_flags.push_back(std::move(flags));
       results[r].full = full_frame[r];
     }
     if (active.empty()) {
@@ -414,12 +449,20 @@ struct vision_encoder::impl {
       // Who recomputes the attention branch's inputs (q, k, v) at this layer.
       std::vector<at::Tensor> rows;
       std::int64_t offset = 0;
+      std::vector<at::Tensor> others(active.size());
       for (std::size_t fi = 0; fi < active.size(); ++fi) {
         auto& a = active[fi];
-        auto moved = moved_rows(x[fi], a.store->x_in[l]);
-        moved.index_fill_(0, forced[fi], true);  // the gate's misses, at every layer
-        moved.index_fill_(0, at::zeros({1}, idx_opts), true);  // the class token sees every change
-        a.tokens = moved.nonzero().view({-1});
+        if (cpu_kernels) {
+          std::vector<std::int64_t> rest;
+          a.tokens = at::tensor(moved_cpu(x[fi], a.store->x_in[l], nullptr, &forced_flags[fi], &rest), at::kLong);
+          others[fi] = at::tensor(rest, at::kLong);
+        } else {
+          auto moved = moved_rows(x[fi], a.store->x_in[l]);
+          moved.index_fill_(0, forced[fi], true);  // the gate's misses, at every layer
+          moved.index_fill_(0, at::zeros({1}, idx_opts), true);  // the class token sees every change
+          a.tokens = moved.nonzero().view({-1});
+          others[fi] = moved.logical_not().nonzero().view({-1});
+        }
         a.offset = offset;
         a.count = a.tokens.numel();
         offset += a.count;
@@ -430,16 +473,12 @@ struct vision_encoder::impl {
       auto q = (qkv[0] * scale).contiguous();
       auto k = qkv[1].contiguous();
       auto v = qkv[2].contiguous();
-      std::vector<at::Tensor> others(active.size()), k_old(active.size()), v_old(active.size()),
-          k_new(active.size());
+      std::vector<at::Tensor> k_old(active.size()), v_old(active.size()), k_new(active.size());
       for (std::size_t fi = 0; fi < active.size(); ++fi) {
         auto& a = active[fi];
         auto& s = *a.store;
         s.q[l].index_copy_(0, a.tokens, q.narrow(0, a.offset, a.count));
         s.x_in[l].index_copy_(0, a.tokens, xs.narrow(0, a.offset, a.count));
-        auto keep = at::ones({t}, idx_opts.dtype(at::kBool));
-        keep.index_fill_(0, a.tokens, false);
-        others[fi] = keep.nonzero().view({-1});
         if (others[fi].numel() == 0 || !incremental) continue;
         // Before the new rows overwrite them: the reused queries' update
         // subtracts the old terms of the changed keys and values.
@@ -483,7 +522,11 @@ struct vision_encoder::impl {
             auto vf = s.v[l].view({t, h, dh}).transpose(0, 1);
             o_other = at::bmm(at::softmax(at::bmm(qo, kf), -1), vf).transpose(0, 1).reshape({n_o, d});
           }
-          auto join = moved_rows(o_other, s.o_ref[l].index_select(0, others[fi])).nonzero().view({-1});
+          auto join = cpu_kernels
+                          ? at::tensor(moved_cpu(o_other, s.o_ref[l], others[fi].data_ptr<std::int64_t>(), nullptr,
+                                                 nullptr),
+                                       at::kLong)
+                          : moved_rows(o_other, s.o_ref[l].index_select(0, others[fi])).nonzero().view({-1});
           if (join.numel() > 0) {
             tok = at::cat({tok, others[fi].index_select(0, join)}, 0);
             o_f = at::cat({o_f, o_other.index_select(0, join)}, 0);
