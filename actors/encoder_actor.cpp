@@ -88,8 +88,16 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
         encoder_counters c{s.batches, s.frames, s.tokens, s.busy_seconds, s.num_patches, s.per_stream, {}};
         c.layer_tokens = s.layer_tokens;
         c.layers = s.encoder ? s.encoder->config().layers_used() : 0;
-        if (s.encoder)
-          for (const auto& [stream, counts] : s.per_stream) c.store_bytes[stream] = s.encoder->store_bytes(stream);
+        if (s.encoder) {
+          for (const auto& [stream, counts] : s.per_stream) {
+            c.store_bytes[stream] = s.encoder->store_bytes(stream);
+            const auto e = s.encoder->evictions(stream);
+            c.evictions[stream] = {e.evictions, e.refills};
+          }
+          c.store_total = s.encoder->store_bytes_total();
+          c.store_peak = s.encoder->store_bytes_peak();
+          c.store_capacity = s.encoder->store_capacity();
+        }
         return c;
       },
       [self](end_stream_atom, stream_id stream) {

@@ -55,6 +55,11 @@ struct encoder_counters {
   std::map<stream_id, std::uint64_t> store_bytes;  ///< token store per stream (in-process encoder only)
   std::uint64_t layer_tokens = 0;  ///< patch tokens recomputed, summed over the layers
   int layers = 0;                  ///< layers run (in-process encoder only; 0 = unknown)
+  /// The store budget (in-process encoder only): per stream, times its state
+  /// was given up for room and frames that then ran in full; all stores'
+  /// bytes and the capacity (0 = unbounded).
+  std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> evictions;
+  std::uint64_t store_total = 0, store_peak = 0, store_capacity = 0;
 };
 
 /// The model runs in-process (`encoder`), or on a remote node (`remote`,

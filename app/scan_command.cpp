@@ -85,6 +85,11 @@ int run_scan(const scan_options& o) {
       return 2;
     }
     spec = loaded.spec;
+    if (spec.index) {
+      std::fprintf(stderr, "error: %s: [index] bounds the encoder's token stores; vlcache scan runs no encoder "
+                           "(remove the table)\n", o.config.c_str());
+      return 2;
+    }
   } else {
     spec.preprocess = preprocess_config::clip(224);
     spec.grid = *patch_grid::make(224, 16);

@@ -19,18 +19,10 @@
 
 #include "core/cache_stats.hpp"
 #include "core/error.hpp"
+#include "core/eviction_policy.hpp"
 #include "core/patch_grid.hpp"
 
 namespace vlcache {
-
-enum class eviction_policy {
-  lru,                ///< least recently used first
-  lfu,                ///< fewest hits first, least recent among equals
-  decayed_frequency,  ///< smallest exponentially decayed use count first
-};
-
-[[nodiscard]] const char* to_string(eviction_policy p) noexcept;
-[[nodiscard]] expected<eviction_policy> parse_eviction_policy(const std::string& name);
 
 struct token_index_config {
   std::uint64_t capacity_bytes = 64ull << 20;

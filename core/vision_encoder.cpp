@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -47,14 +48,12 @@ struct clip_weights {
 /// Per-stream token store: everything needed to recompute a subset.
 struct stream_store {
   at::Tensor k, v;     // [layers, T, D]; k is [layers, heads, head_dim, T] for the CPU kernels
-  at::Tensor hidden;   // [T, D] output of the last used layer
   at::Tensor out;      // [output_tokens, output_dim]
   // Layer-wise recompute only, [layers, T, ...] each: the scaled queries; the
   // layer inputs and the attention outputs each token's branches were last
   // computed from (what a token is judged against); the branches' output
   // (attention plus MLP: layer output minus input); and the running
   // softmax state (N, Z, m per head) of core/incremental_attention.
-  // `hidden` is then the final state each output token was projected from.
   at::Tensor q, x_in, o_ref, delta, num, z, m;
   std::uint64_t frames = 0;
 };
@@ -196,6 +195,17 @@ struct vision_encoder::impl {
   bool cpu_kernels = true;  // CPU f32 and not aten_only
   double layer_tolerance = 0.0;
   std::map<stream_id, stream_store> streams;
+  std::optional<store_budget> budget;  // set when bounded
+  std::map<stream_id, eviction_counts> evicted;
+  std::set<stream_id> awaiting_refill;  // evicted, their next frame runs in full
+  std::uint64_t peak_bytes = 0;
+
+  std::uint64_t state_bytes() const {
+    const std::int64_t l = static_cast<std::int64_t>(w.layers.size()), t = cfg.num_tokens(), d = cfg.hidden_size;
+    std::int64_t floats = 2 * l * t * d + static_cast<std::int64_t>(cfg.output_tokens()) * cfg.output_dim();
+    if (layer_tolerance > 0) floats += 5 * l * t * d + 2 * l * t * cfg.num_heads;
+    return static_cast<std::uint64_t>(floats) * static_cast<std::uint64_t>(c10::elementSize(dtype));
+  }
 
   [[nodiscard]] at::TensorOptions opts() const { return at::TensorOptions().device(device).dtype(dtype); }
 
@@ -415,7 +425,6 @@ struct vision_encoder::impl {
         for (auto* z : {&s.v, &s.q, &s.x_in, &s.o_ref, &s.num, &s.delta}) *z = at::zeros({layers, t, d}, opts());
         s.z = at::zeros({layers, t, h}, opts());
         s.m = at::zeros({layers, t, h}, opts());
-        s.hidden = at::zeros({t, d}, opts());
         s.out = at::zeros({cfg.output_tokens(), cfg.output_dim()}, opts());
       }
       ++s.frames;
@@ -443,7 +452,6 @@ struct vision_encoder::impl {
       return results;
     }
 
-    std::vector<at::Tensor> last_set(active.size());
     for (std::int64_t l = 0; l < layers; ++l) {
       const auto& lw = w.layers[static_cast<std::size_t>(l)];
       // Who recomputes the attention branch's inputs (q, k, v) at this layer.
@@ -548,19 +556,13 @@ struct vision_encoder::impl {
         s.delta[l].index_copy_(0, post_tok[fi], delta.narrow(0, at_row, n));
         at_row += n;
         x[fi] = x[fi] + s.delta[l];  // every token's residual stream moves on
-        last_set[fi] = post_tok[fi];
       }
     }
-    // Project the tokens whose final state moved (or was just computed).
+    // Every token's final state moved with its residual stream: project all
+    // (a gate here would leave exactly the residual's fidelity behind).
     for (std::size_t fi = 0; fi < active.size(); ++fi) {
       auto& a = active[fi];
-      auto& s = *a.store;
-      auto moved = at::ones({t}, idx_opts.dtype(at::kBool));
-      if (!cfg.keep_class_token) moved.index_fill_(0, at::zeros({1}, idx_opts), false);
-      auto tok = moved.nonzero().view({-1});
-      auto xf = x[fi].index_select(0, tok);
-      s.hidden.index_copy_(0, tok, xf);
-      s.out.index_copy_(0, cfg.keep_class_token ? tok : tok - 1, project(xf));
+      a.store->out.copy_(project(cfg.keep_class_token ? x[fi] : x[fi].slice(0, 1)));
       results[a.request].computed = static_cast<int>(forced[fi].numel()) - 1;
     }
     for (std::size_t r = 0; r < batch.size(); ++r)
@@ -590,7 +592,6 @@ struct vision_encoder::impl {
         s.k = cpu_kernels ? at::zeros({layers, cfg.num_heads, cfg.head_dim(), t}, opts())
                           : at::zeros({layers, t, d}, opts());
         s.v = at::zeros({layers, t, d}, opts());
-        s.hidden = at::zeros({t, d}, opts());
         s.out = at::zeros({cfg.output_tokens(), cfg.output_dim()}, opts());
       }
       ++s.frames;
@@ -655,7 +656,6 @@ struct vision_encoder::impl {
       }
       for (auto& a : active) {
         auto xf = x.narrow(0, a.offset, a.count);
-        a.store->hidden.index_copy_(0, a.tokens, xf);
         a.store->out.index_copy_(0, a.outputs, project(xf.index_select(0, a.out_rows)));
       }
     }
@@ -755,6 +755,15 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
   }
   const int threads = options.threads > 0 ? options.threads
                                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (options.store_budget.capacity_bytes > 0) {
+    if (auto st = options.store_budget.validate(); !st) return st.err();
+    if (options.store_budget.capacity_bytes < p->state_bytes())
+      return error{errc::invalid_config, "the token store budget of " +
+                                             std::to_string(options.store_budget.capacity_bytes) +
+                                             " bytes holds no stream: one stream's state takes " +
+                                             std::to_string(p->state_bytes()) + " bytes with this model"};
+    p->budget.emplace(options.store_budget);
+  }
   at::set_num_threads(threads);
   return std::unique_ptr<vision_encoder>(new vision_encoder(std::move(p)));
 }
@@ -790,6 +799,27 @@ expected<std::vector<full_output>> vision_encoder::encode_full(const std::vector
 }
 
 expected<std::vector<frame_result>> vision_encoder::encode(const std::vector<frame_request>& batch) {
+  auto& im = *impl_;
+  if (im.budget && batch.size() > 1) {
+    const auto fit = static_cast<std::size_t>(std::max<std::uint64_t>(1, im.budget->config().capacity_bytes / im.state_bytes()));
+    if (batch.size() > fit) {
+      // More streams than states fit in the budget: in turns, each turn's
+      // streams kept while it runs (a later turn may evict an earlier one's).
+      std::set<stream_id> streams;
+      for (const auto& req : batch)
+        if (!streams.insert(req.stream).second)
+          return error{errc::invalid_argument, "stream " + std::to_string(req.stream) + " has two frames in one batch"};
+      std::vector<frame_result> all;
+      for (std::size_t i = 0; i < batch.size(); i += fit) {
+        const std::vector<frame_request> turn(batch.begin() + static_cast<std::ptrdiff_t>(i),
+                                              batch.begin() + static_cast<std::ptrdiff_t>(std::min(i + fit, batch.size())));
+        auto r = encode(turn);
+        if (!r) return r.err();
+        for (auto& x : *r) all.push_back(std::move(x));
+      }
+      return all;
+    }
+  }
   const int n = impl_->cfg.num_patches();
   std::set<stream_id> seen;
   std::vector<std::vector<std::int64_t>> positions(batch.size());
@@ -816,16 +846,62 @@ expected<std::vector<frame_result>> vision_encoder::encode(const std::vector<fra
     for (int i = 0; i < n; ++i)
       if (marked[i]) positions[r].push_back(i);
   }
+  if (im.budget) {  // room for the batch's new states first, by the policy
+    std::uint64_t needed = 0;
+    for (const auto& req : batch)
+      if (!has_stream(req.stream)) needed += im.state_bytes();
+    auto victims = im.budget->make_room(needed, seen);
+    if (!victims) return error{victims.err().code, "encoder: " + victims.err().message};
+    for (stream_id v : *victims) {
+      im.streams.erase(v);
+      im.budget->release(v);
+      ++im.evicted[v].evictions;
+      im.awaiting_refill.insert(v);
+    }
+  }
   try {
     at::NoGradGuard no_grad;
-    return impl_->layer_tolerance > 0 ? impl_->sparse_layerwise(batch, positions, full)
-                                       : impl_->sparse(batch, positions, full);
+    auto out = im.layer_tolerance > 0 ? im.sparse_layerwise(batch, positions, full) : im.sparse(batch, positions, full);
+    for (auto& r : out) {
+      if (im.awaiting_refill.erase(r.stream) != 0) {
+        r.refilled = true;
+        ++im.evicted[r.stream].refills;
+      }
+      if (im.budget) {
+        im.budget->charge(r.stream, store_bytes(r.stream));
+        im.budget->use(r.stream);
+      }
+    }
+    im.peak_bytes = std::max(im.peak_bytes, store_bytes_total());
+    return out;
   } catch (const c10::Error& e) {
     // A half-updated store would serve wrong tokens: drop it, the stream's
     // next frame runs in full.
-    for (const auto& req : batch) impl_->streams.erase(req.stream);
+    for (const auto& req : batch) {
+      im.streams.erase(req.stream);
+      if (im.budget) im.budget->release(req.stream);
+    }
     return error{errc::invalid_argument, std::string("sparse encoder failed: ") + e.what_without_backtrace()};
   }
+}
+
+std::uint64_t vision_encoder::state_bytes() const { return impl_->state_bytes(); }
+
+std::uint64_t vision_encoder::store_bytes_peak() const { return impl_->peak_bytes; }
+
+std::uint64_t vision_encoder::store_capacity() const {
+  return impl_->budget ? impl_->budget->config().capacity_bytes : 0;
+}
+
+std::uint64_t vision_encoder::store_bytes_total() const {
+  std::uint64_t total = 0;
+  for (const auto& entry : impl_->streams) total += store_bytes(entry.first);
+  return total;
+}
+
+vision_encoder::eviction_counts vision_encoder::evictions(stream_id stream) const {
+  auto it = impl_->evicted.find(stream);
+  return it == impl_->evicted.end() ? eviction_counts{} : it->second;
 }
 
 bool vision_encoder::has_stream(stream_id stream) const { return impl_->streams.count(stream) != 0; }
@@ -835,11 +911,16 @@ std::uint64_t vision_encoder::store_bytes(stream_id stream) const {
   if (it == impl_->streams.end()) return 0;
   const auto& s = it->second;
   std::uint64_t bytes = 0;
-  for (const auto* x : {&s.k, &s.v, &s.hidden, &s.out, &s.q, &s.x_in, &s.o_ref, &s.delta, &s.num, &s.z, &s.m})
+  for (const auto* x : {&s.k, &s.v, &s.out, &s.q, &s.x_in, &s.o_ref, &s.delta, &s.num, &s.z, &s.m})
     bytes += tensor_bytes(*x);
   return bytes;
 }
 
-void vision_encoder::end_stream(stream_id stream) { impl_->streams.erase(stream); }
+void vision_encoder::end_stream(stream_id stream) {
+  impl_->streams.erase(stream);
+  if (impl_->budget) impl_->budget->release(stream);
+  impl_->evicted.erase(stream);
+  impl_->awaiting_refill.erase(stream);
+}
 
 }  // namespace vlcache

@@ -22,6 +22,7 @@
 #include "core/cache_stats.hpp"
 #include "core/clip_config.hpp"
 #include "core/error.hpp"
+#include "core/store_budget.hpp"
 #include "core/tensor_handle.hpp"
 
 namespace vlcache {
@@ -40,6 +41,10 @@ struct encoder_options {
   /// set from that layer on. 0 = off: a reused token stays reused at every
   /// layer, and the store keeps only keys and values.
   double layer_tolerance = 0.0;
+  /// One byte budget for all streams' token stores (unbounded by default):
+  /// when a new stream's state would not fit, whole states of other streams
+  /// are given up by the policy, and those streams run their next frame in full.
+  store_budget_config store_budget;
 };
 
 struct full_output {
@@ -63,6 +68,8 @@ struct frame_result {
   /// (computed x layers unless layer-wise recompute let tokens join).
   std::int64_t layer_tokens = 0;
   bool full = false;       ///< the frame ran the full path (first frame or refresh)
+  /// It ran in full because the stream's state had been evicted to make room.
+  bool refilled = false;
 };
 
 class vision_encoder {
@@ -88,8 +95,23 @@ class vision_encoder {
   [[nodiscard]] expected<std::vector<frame_result>> encode(const std::vector<frame_request>& batch);
 
   [[nodiscard]] bool has_stream(stream_id stream) const;
-  /// Token store bytes of a stream (per-layer K/V, hidden tokens, outputs).
+  /// Token store bytes of a stream (per-layer K/V, outputs; with layer-wise
+  /// recompute the layer state too); 0 when it holds none.
   [[nodiscard]] std::uint64_t store_bytes(stream_id stream) const;
+  /// What one stream's state takes: the unit the store budget evicts.
+  [[nodiscard]] std::uint64_t state_bytes() const;
+  /// All streams' stores together (never above the budget's capacity).
+  [[nodiscard]] std::uint64_t store_bytes_total() const;
+  /// The most all stores held together after any batch.
+  [[nodiscard]] std::uint64_t store_bytes_peak() const;
+  /// The store budget's capacity in bytes; 0 = unbounded.
+  [[nodiscard]] std::uint64_t store_capacity() const;
+
+  struct eviction_counts {
+    std::uint64_t evictions = 0;  ///< times the stream's state was given up for room
+    std::uint64_t refills = 0;    ///< frames that ran in full because of it
+  };
+  [[nodiscard]] eviction_counts evictions(stream_id stream) const;
   void end_stream(stream_id stream);
 
  private:

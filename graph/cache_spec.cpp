@@ -39,8 +39,8 @@ void read_gate(table_reader& r, cache_spec& s, bool present) {
   s.gate = g;
 }
 
-void read_index(table_reader& r, cache_spec& s) {
-  token_index_config c;
+void read_index(table_reader& r, cache_spec& s, bool present) {
+  store_budget_config c;
   c.capacity_bytes = static_cast<std::uint64_t>(
       r.number("capacity_mb", 0.001, 1 << 20).value_or(64.0) * (1 << 20));
   if (auto name = r.string("eviction")) {
@@ -49,7 +49,7 @@ void read_index(table_reader& r, cache_spec& s) {
     else r.fail("eviction", p.err().message);
   }
   c.half_life = r.number("half_life", 1e-3, 1e12).value_or(100.0);
-  s.index = c;
+  if (present) s.index = c;
 }
 
 }  // namespace
@@ -65,7 +65,7 @@ void read_cache_tables(table_reader& top, cache_spec& spec, std::vector<std::str
   read_gate(g, spec, gate != nullptr);
   g.reject_unknown_keys();
   table_reader ix(index, "index", errors);
-  read_index(ix, spec);
+  read_index(ix, spec, index != nullptr);
   ix.reject_unknown_keys();
 }
 

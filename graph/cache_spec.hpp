@@ -1,12 +1,13 @@
 #pragma once
 /// \file
 /// The cache part of a pipeline spec: encoder input and patch grid, the
-/// reference gate and the content-addressed index, read from TOML and
+/// reference gate and the byte budget of the token stores, read from TOML and
 /// validated as a whole. Keys (all optional; defaults in configs/reference.toml):
 ///
 ///   [input]  image_size, patch_size, shortest_edge, pad_to_square
 ///   [gate]   ahash, dhash, phash (max Hamming bits), mad (max mean abs diff)
-///   [index]  capacity_mb, eviction ("lru" | "lfu" | "decayed_frequency"), half_life
+///   [index]  capacity_mb, eviction ("lru" | "lfu" | "decayed_frequency"), half_life:
+///            one budget for every stream's token store (absent: unbounded)
 
 #include <optional>
 #include <string>
@@ -19,7 +20,7 @@
 #include "core/patch_grid.hpp"
 #include "core/preprocess.hpp"
 #include "core/reference_gate.hpp"
-#include "core/token_index.hpp"
+#include "core/store_budget.hpp"
 
 namespace vlcache::graph {
 
@@ -27,7 +28,7 @@ struct cache_spec {
   preprocess_config preprocess;
   patch_grid grid;
   gate_thresholds gate;
-  token_index_config index;
+  std::optional<store_budget_config> index;  ///< set when the spec has an [index] table
 };
 
 /// Every problem found, one per line, each naming its key; empty when valid.

@@ -150,6 +150,23 @@ std::string to_prometheus(const pipeline_snapshot& s) {
   family("vlcache_token_store_bytes", "gauge", "Bytes of the stream's token store (K/V, tokens).");
   for (std::size_t i = 0; i < tokens.size(); ++i)
     o << "vlcache_token_store_bytes{" << stream_of(s.sources[i]) << "} " << tokens[i].store << "\n";
+  family("vlcache_token_store_evictions_total", "counter",
+         "Times the stream's token store was given up to make room within [index].capacity_mb.");
+  for (const auto& c : s.sources) {
+    auto e = s.encoder.evictions.find(c.stream);
+    o << "vlcache_token_store_evictions_total{" << stream_of(c) << "} "
+      << (e == s.encoder.evictions.end() ? 0 : e->second.first) << "\n";
+  }
+  family("vlcache_token_store_refills_total", "counter", "Frames that ran in full because the store had been evicted.");
+  for (const auto& c : s.sources) {
+    auto e = s.encoder.evictions.find(c.stream);
+    o << "vlcache_token_store_refills_total{" << stream_of(c) << "} "
+      << (e == s.encoder.evictions.end() ? 0 : e->second.second) << "\n";
+  }
+  family("vlcache_token_store_total_bytes", "gauge", "Bytes of all streams' token stores together.");
+  o << "vlcache_token_store_total_bytes " << s.encoder.store_total << "\n";
+  family("vlcache_token_store_capacity_bytes", "gauge", "The stores' byte budget ([index].capacity_mb; 0 = unbounded).");
+  o << "vlcache_token_store_capacity_bytes " << s.encoder.store_capacity << "\n";
   family("vlcache_encoder_batches_total", "counter", "Batches the encoder ran.");
   o << "vlcache_encoder_batches_total " << s.encoder.batches << "\n";
   family("vlcache_encoder_busy_seconds_total", "counter", "Seconds the encoder spent computing.");
@@ -190,6 +207,9 @@ nlohmann::json per_stream_json(const pipeline_snapshot& s) {
     const std::uint64_t frames = it == s.encoder.per_stream.end() ? 0 : it->second.first;
     const std::uint64_t computed = it == s.encoder.per_stream.end() ? 0 : it->second.second;
     const double total = double(frames) * s.encoder.tokens_per_frame;
+    auto ev = s.encoder.evictions.find(c.stream);
+    const std::uint64_t evictions = ev == s.encoder.evictions.end() ? 0 : ev->second.first;
+    const std::uint64_t refills = ev == s.encoder.evictions.end() ? 0 : ev->second.second;
     // null, not 0, when the answerer (busy with a batch) did not answer the probe.
     nlohmann::json answered = s.answered("answerer") ? nlohmann::json(0) : nlohmann::json(nullptr);
     if (s.answers) {
@@ -207,6 +227,8 @@ nlohmann::json per_stream_json(const pipeline_snapshot& s) {
                    {"queued", c.queued},
                    {"answered", answered},
                    {"tokens_computed", computed},
+                   {"evictions", evictions},
+                   {"refills", refills},
                    {"hit_rate", total > 0 ? 1.0 - double(computed) / total : 0.0}};
   }
   return out;

@@ -55,7 +55,10 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   if (spec.encoder.remote.empty()) {
     auto loaded = vision_encoder::load(spec.encoder.model, spec.encoder.options);
     if (!loaded) {
-      std::fprintf(stderr, "error: [encoder].model: %s\n", loaded.err().message.c_str());
+      // The budget is checked against the model's state size at load.
+      const bool budget = spec.cache.index && loaded.err().message.find("token store budget") != std::string::npos;
+      std::fprintf(stderr, "error: %s: %s\n", budget ? "[index].capacity_mb" : "[encoder].model",
+                   loaded.err().message.c_str());
       return 1;
     }
     encoder = std::move(*loaded);
@@ -398,6 +401,8 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
                                   {"lost_in_transit", c.lost_in_transit},
                                   {"tokens_computed_share", share},
                                   {"hit_rate", ps.first > 0 ? 1.0 - share : 0.0},
+                                  {"store_evictions", enc_stats.evictions.count(c.stream) ? enc_stats.evictions.at(c.stream).first : 0},
+                                  {"store_refills", enc_stats.evictions.count(c.stream) ? enc_stats.evictions.at(c.stream).second : 0},
                                   {"error", c.error}});
   }
   nlohmann::json stages;
@@ -447,6 +452,20 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     summary["tokens_computed_share_by_layer"] =
         double(enc_stats.layer_tokens) / (double(enc_stats.frames) * enc_stats.tokens_per_frame * enc_stats.layers);
   summary["hit_rate"] = enc_stats.frames > 0 ? 1.0 - total_share : 0.0;
+  if (encoder) {
+    std::uint64_t evictions = 0, refills = 0;
+    for (const auto& [stream, e] : enc_stats.evictions) {
+      evictions += e.first;
+      refills += e.second;
+    }
+    summary["token_store"] = {{"capacity_bytes", enc_stats.store_capacity}, {"peak_bytes", enc_stats.store_peak},
+                              {"state_bytes", encoder->state_bytes()}, {"evictions", evictions},
+                              {"refills", refills}};
+    if (enc_stats.store_capacity > 0)
+      std::printf("  token stores: peak %.1f of %.1f MiB ([index]), %llu evictions, %llu frames refilled in full\n",
+                  enc_stats.store_peak / 1048576.0, enc_stats.store_capacity / 1048576.0,
+                  static_cast<unsigned long long>(evictions), static_cast<unsigned long long>(refills));
+  }
   std::printf("  tokens computed %.1f%% (hit rate %.1f%%; first frames and refreshes included)\n", 100 * total_share,
               100 * (1 - total_share));
   if (summary.contains("tokens_computed_share_by_layer"))

@@ -165,6 +165,9 @@ std::vector<std::string> validate(const pipeline_spec& s) {
   const auto& m = s.encoder.model;
   if (!s.encoder.remote.empty()) {
     // The node loads the model; its grid is checked when the pipeline connects.
+    if (s.cache.index)
+      errors.push_back("[index]: the remote node holds the token stores; a budget for them cannot be set "
+                       "from here (remove [index] or run the encoder in this process)");
     if (s.encoder.options.layer_tolerance > 0)
       errors.push_back("[encoder].layer_tolerance: the remote node runs the encoder; start it with "
                        "--layer-tolerance instead");
@@ -228,6 +231,7 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   table_reader e(top.table("encoder"), "encoder", out.errors);
   read_encoder(e, out.spec.encoder);
   e.reject_unknown_keys();
+  if (out.spec.cache.index) out.spec.encoder.options.store_budget = *out.spec.cache.index;
   if (const toml::table* t = top.table("view")) {
     table_reader r(t, "view", out.errors);
     auto& v = out.spec.view;

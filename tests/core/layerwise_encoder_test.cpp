@@ -139,8 +139,9 @@ TEST(layerwise_encoder, store_holds_the_layer_state_and_bad_tolerance_is_refused
   auto enc = load(0.1);
   ASSERT_TRUE(enc->encode({{3, frame(0), {}, false}}));
   // Per layer (2) x 17 tokens: k, v, q, input, attention output, branch
-  // output, N (32 each) and Z, m (4 heads each); hidden 17 x 32, output 16 x 48.
-  EXPECT_EQ(enc->store_bytes(3), 4u * (2 * 17 * (7 * 32 + 2 * 4) + 17 * 32 + 16 * 48));
+  // output, N (32 each) and Z, m (4 heads each); output 16 x 48.
+  EXPECT_EQ(enc->store_bytes(3), 4u * (2 * 17 * (7 * 32 + 2 * 4) + 16 * 48));
+  EXPECT_EQ(enc->state_bytes(), enc->store_bytes(3));
   EXPECT_NE(enc->description().find("layer-wise recompute at tolerance 0.1"), std::string::npos);
   encoder_options bad;
   bad.layer_tolerance = -1;

@@ -234,8 +234,10 @@ TEST(sparse_encoder, store_is_reported_and_freed) {
   EXPECT_NE(enc->description().find("RANDOM-WEIGHT"), std::string::npos);
   const auto a = ref().frame(0);
   ASSERT_TRUE(enc->encode({{4, a.data(), {}, false}}));
-  // K and V for 2 layers x 17 tokens x 32, hidden 17 x 32, output 16 x 48, f32.
-  EXPECT_EQ(enc->store_bytes(4), 4u * (2 * 2 * 17 * 32 + 17 * 32 + 16 * 48));
+  // K and V for 2 layers x 17 tokens x 32 and the output 16 x 48, f32.
+  EXPECT_EQ(enc->store_bytes(4), 4u * (2 * 2 * 17 * 32 + 16 * 48));
+  EXPECT_EQ(enc->state_bytes(), enc->store_bytes(4));
+  EXPECT_EQ(enc->store_bytes_total(), enc->store_bytes(4));
   enc->end_stream(4);
   EXPECT_FALSE(enc->has_stream(4));
   EXPECT_EQ(enc->store_bytes(4), 0u);
@@ -311,6 +313,56 @@ TEST(vision_encoder_load, errors_name_the_file_and_tensor) {
   encoder_options bad_device;
   bad_device.device = "tpu";
   expect_load_error("tiny", {"device 'tpu'"}, bad_device);
+}
+
+}  // namespace
+}  // namespace vlcache
+
+namespace vlcache {
+namespace {
+
+// One byte budget for all streams: room for two states. A third stream
+// evicts the least recently used one, which then runs its next frame in
+// full (and equals the full forward); the total never passes the budget.
+TEST(store_budget_encoder, evicts_whole_states_and_refills_in_full) {
+  auto probe = load(dir + "llava_new");
+  encoder_options o;
+  o.store_budget.capacity_bytes = 2 * probe->state_bytes() + 10;
+  auto enc = std::move(*vision_encoder::load(dir + "llava_new", o));
+  const auto a = ref().frame(0), b = ref().frame(1);
+  ASSERT_TRUE(enc->encode({{1, a.data(), {}, false}}));
+  ASSERT_TRUE(enc->encode({{2, a.data(), {}, false}}));
+  ASSERT_TRUE(enc->encode({{1, b.data(), {3}, false}}));  // 2 is now the least recent
+  ASSERT_TRUE(enc->encode({{3, b.data(), {}, false}}));
+  EXPECT_FALSE(enc->has_stream(2));
+  EXPECT_EQ(enc->evictions(2).evictions, 1u);
+  EXPECT_LE(enc->store_bytes_total(), o.store_budget.capacity_bytes);
+  auto back = enc->encode({{2, b.data(), {5}, false}});  // asked for one token, runs all of them
+  ASSERT_TRUE(back);
+  EXPECT_TRUE((*back)[0].full);
+  EXPECT_TRUE((*back)[0].refilled);
+  EXPECT_EQ(enc->evictions(2).refills, 1u);
+  EXPECT_LE(rel_error((*back)[0].features.to_vector(), full_features(*enc, b)), 1e-5);
+  EXPECT_EQ(enc->evictions(1).evictions, 1u) << "1 was then the least recent";
+  EXPECT_LE(enc->store_bytes_total(), o.store_budget.capacity_bytes);
+  // A batch of more streams than states fit runs in turns: every frame
+  // encoded (equal to the full forward: all new streams), the budget kept.
+  auto three = enc->encode({{7, a.data(), {}, false}, {8, b.data(), {}, false}, {9, a.data(), {}, false}});
+  ASSERT_TRUE(three) << three.err().message;
+  ASSERT_EQ(three->size(), 3u);
+  EXPECT_EQ((*three)[1].stream, 8u);
+  EXPECT_LE(rel_error((*three)[1].features.to_vector(), full_features(*enc, b)), 1e-5);
+  EXPECT_LE(rel_error((*three)[2].features.to_vector(), full_features(*enc, a)), 1e-5);
+  EXPECT_TRUE(enc->has_stream(9));
+  EXPECT_FALSE(enc->has_stream(7)) << "the first turn's state made room for the last";
+  EXPECT_LE(enc->store_bytes_peak(), o.store_budget.capacity_bytes);
+  auto twice = enc->encode({{7, a.data(), {}, false}, {8, a.data(), {}, false}, {7, a.data(), {}, false}});
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.err().message.find("stream 7 has two frames"), std::string::npos);
+  // A budget that holds no stream at all is refused at load.
+  encoder_options tiny_budget;
+  tiny_budget.store_budget.capacity_bytes = 100;
+  expect_load_error(dir + "llava_new", {"holds no stream", std::to_string(probe->state_bytes())}, tiny_budget);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "core/preprocess.hpp"
 #include "graph/pipeline_runner.hpp"
 #include "graph/pipeline_spec.hpp"
+#include "core/vision_encoder.hpp"
 
 namespace vlcache::graph {
 namespace {
@@ -228,6 +229,44 @@ TEST_P(overloaded, accounting_holds_with_each_drop_policy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(policies, overloaded, ::testing::Values("block", "drop_oldest", "drop_newest"));
+
+// Four cameras under a store budget that holds two of their states
+// ([index].capacity_mb): whole states are given up by the policy and refilled
+// in full, every frame is encoded and accounted, the budget is never passed
+// (the encoder test checks the refilled tokens against the full forward).
+TEST(pipeline_run, store_budget_evicts_and_refills_without_losing_frames) {
+  auto probe = std::move(*vision_encoder::load("tiny", encoder_options{}));
+  const double state_mb = static_cast<double>(probe->state_bytes()) / (1 << 20);
+  const std::string body = R"(
+    [pipeline]
+    drop_policy = "block"
+    max_in_flight = 2
+    progress_seconds = 0
+    [input]
+    image_size = 32
+    patch_size = 8
+    [encoder]
+    model = "tiny"
+    batch_tokens = 16
+  )";
+  for (const std::string policy : {"lru", "lfu", "decayed_frequency"}) {
+    const auto s = run(body + "[index]\ncapacity_mb = " + std::to_string(2.5 * state_mb) + "\neviction = \"" +
+                       policy + "\"\nhalf_life = 4\n" + cameras(4, 12));
+    expect_accounted(s);
+    for (const auto& st : s["streams"]) EXPECT_EQ(st["frames_encoded"].get<int>(), 12) << policy;
+    const auto& store = s["token_store"];
+    EXPECT_GT(store["evictions"].get<int>(), 0) << policy;
+    EXPECT_GT(store["refills"].get<int>(), 0) << policy;
+    EXPECT_LE(store["peak_bytes"].get<std::uint64_t>(), store["capacity_bytes"].get<std::uint64_t>()) << policy;
+    EXPECT_GE(store["peak_bytes"].get<std::uint64_t>(), 2 * store["state_bytes"].get<std::uint64_t>()) << policy;
+    std::uint64_t per_stream = 0;
+    for (const auto& st : s["streams"]) per_stream += st["store_evictions"].get<std::uint64_t>();
+    EXPECT_EQ(per_stream, store["evictions"].get<std::uint64_t>());
+  }
+  const auto unbounded = run(body + cameras(4, 12));
+  EXPECT_EQ(unbounded["token_store"]["evictions"].get<int>(), 0);
+  EXPECT_EQ(unbounded["token_store"]["capacity_bytes"].get<int>(), 0);
+}
 
 }  // namespace
 }  // namespace vlcache::graph

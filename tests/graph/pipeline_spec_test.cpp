@@ -115,6 +115,20 @@ TEST(pipeline_spec, semantic_checks_name_their_keys) {
   EXPECT_TRUE(has(r, "[sink[1]].kind: 'carrier-pigeon' (console, jsonl or zmq)")) << all(r);
 }
 
+// What the remote node runs cannot be set from the pipeline: said, not ignored.
+TEST(pipeline_spec, encoder_keys_the_remote_node_owns_are_refused) {
+  auto r = parse_pipeline("[encoder]\nremote = \"127.0.0.1:5600\"\nlayer_tolerance = 0.1\n[index]\ncapacity_mb = 8\n"
+                          "[[camera]]\nsource = \"" + video + "\"\n", "inline");
+  EXPECT_TRUE(has(r, "[index]: the remote node holds the token stores")) << all(r);
+  EXPECT_TRUE(has(r, "[encoder].layer_tolerance: the remote node runs the encoder")) << all(r);
+  auto local = parse_pipeline("[encoder]\nlayer_tolerance = 0.1\n[index]\ncapacity_mb = 8\neviction = \"lfu\"\n"
+                              "[[camera]]\nsource = \"" + video + "\"\n", "inline");
+  ASSERT_TRUE(local.ok()) << all(local);
+  EXPECT_DOUBLE_EQ(local.spec.encoder.options.layer_tolerance, 0.1);
+  EXPECT_EQ(local.spec.encoder.options.store_budget.capacity_bytes, 8u << 20);
+  EXPECT_EQ(local.spec.encoder.options.store_budget.policy, eviction_policy::lfu);
+}
+
 TEST(pipeline_spec, needs_a_camera_and_a_known_model) {
   auto r = parse_pipeline("[encoder]\nmodel = \"/nonexistent/llava\"\n", "inline");
   EXPECT_TRUE(has(r, "camera: no [[camera]] and no [ingest] configured")) << all(r);

@@ -1,0 +1,123 @@
+// The byte budget over stream states: eviction order per policy, the
+// capacity never exceeded under random stream churn, an impossible request
+// refused with the figures.
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/store_budget.hpp"
+
+namespace vlcache {
+namespace {
+
+store_budget make(eviction_policy p, std::uint64_t capacity, double half_life = 4.0) {
+  store_budget_config c;
+  c.capacity_bytes = capacity;
+  c.policy = p;
+  c.half_life = half_life;
+  return store_budget(c);
+}
+
+void add(store_budget& b, stream_id s, std::uint64_t bytes, int uses = 1) {
+  b.charge(s, bytes);
+  for (int i = 0; i < uses; ++i) b.use(s);
+}
+
+TEST(store_budget, unbounded_never_evicts) {
+  auto b = make(eviction_policy::lru, 0);
+  add(b, 1, 1000);
+  EXPECT_FALSE(b.bounded());
+  EXPECT_TRUE(b.make_room(1ull << 40, {})->empty());
+}
+
+TEST(store_budget, lru_gives_up_the_least_recently_used_first) {
+  auto b = make(eviction_policy::lru, 300);
+  add(b, 1, 100);
+  add(b, 2, 100);
+  add(b, 3, 100);
+  b.use(1);  // 2 is now the least recent
+  EXPECT_EQ(*b.make_room(100, {}), (std::vector<stream_id>{2}));
+  EXPECT_EQ(*b.make_room(200, {}), (std::vector<stream_id>{2, 3}));
+  EXPECT_EQ(*b.make_room(100, {2}), (std::vector<stream_id>{3})) << "a stream being encoded is never evicted";
+  EXPECT_TRUE(b.make_room(0, {})->empty());
+}
+
+TEST(store_budget, lfu_gives_up_the_least_used_first) {
+  auto b = make(eviction_policy::lfu, 300);
+  add(b, 1, 100, 5);
+  add(b, 2, 100, 1);
+  add(b, 3, 100, 3);
+  EXPECT_EQ(*b.make_room(100, {}), (std::vector<stream_id>{2}));
+  EXPECT_EQ(*b.make_room(200, {}), (std::vector<stream_id>{2, 3}));
+}
+
+TEST(store_budget, decayed_frequency_forgets_old_uses) {
+  auto b = make(eviction_policy::decayed_frequency, 200, 2.0);
+  add(b, 1, 100, 6);  // many uses, long ago
+  add(b, 2, 100, 1);
+  for (int i = 0; i < 20; ++i) b.use(2);  // recent uses: 1's score halves every 2 of them
+  EXPECT_EQ(*b.make_room(100, {}), (std::vector<stream_id>{1}));
+  auto lfu = make(eviction_policy::lfu, 200);
+  add(lfu, 1, 100, 6);
+  add(lfu, 2, 100, 3);
+  EXPECT_EQ(*lfu.make_room(100, {}), (std::vector<stream_id>{2})) << "plain counts would keep 1";
+}
+
+TEST(store_budget, refuses_what_cannot_fit_and_names_the_figures) {
+  auto b = make(eviction_policy::lru, 250);
+  add(b, 1, 100);
+  add(b, 2, 100);
+  auto r = b.make_room(200, {1});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.err().code, errc::capacity);
+  EXPECT_NE(r.err().message.find("budget of 250 bytes cannot hold 300 bytes"), std::string::npos) << r.err().message;
+  store_budget_config bad;
+  bad.half_life = 0;
+  EXPECT_FALSE(bad.validate());
+}
+
+// Streams come, go and are encoded at random, in batches of up to three;
+// every batch makes room first, as the encoder does: the total never
+// passes the capacity, and the streams of a batch are never given up.
+TEST(store_budget, capacity_is_never_exceeded_under_random_churn) {
+  for (auto policy : {eviction_policy::lru, eviction_policy::lfu, eviction_policy::decayed_frequency}) {
+    auto b = make(policy, 1000);
+    std::mt19937 rng(7);
+    std::set<stream_id> held;
+    int evictions = 0;
+    for (int step = 0; step < 5000; ++step) {
+      if (rng() % 20 == 0 && !held.empty()) {  // a camera leaves
+        auto it = held.begin();
+        std::advance(it, rng() % held.size());
+        b.release(*it);
+        held.erase(it);
+        continue;
+      }
+      std::set<stream_id> batch;
+      const int n = 1 + static_cast<int>(rng() % 3);
+      while (static_cast<int>(batch.size()) < n) batch.insert(static_cast<stream_id>(rng() % 12));
+      std::uint64_t needed = 0;
+      for (auto s : batch)
+        if (!held.count(s)) needed += 200;
+      auto victims = b.make_room(needed, batch);
+      ASSERT_TRUE(victims) << victims.err().message;
+      for (auto v : *victims) {
+        EXPECT_FALSE(batch.count(v));
+        b.release(v);
+        held.erase(v);
+        ++evictions;
+      }
+      for (auto s : batch) {
+        b.charge(s, 200);
+        b.use(s);
+        held.insert(s);
+      }
+      ASSERT_LE(b.used(), 1000u) << "step " << step << ", policy " << to_string(policy);
+    }
+    EXPECT_GT(evictions, 100) << to_string(policy);
+  }
+}
+
+}  // namespace
+}  // namespace vlcache
