@@ -1,9 +1,9 @@
 #include "actors/ingest_actor.hpp"
 
 #include <caf/all.hpp>
-#include <zmq.hpp>
 
 #include "connectors/frame_decoder.hpp"
+#include "connectors/frame_socket.hpp"
 #include "connectors/patch_canvas.hpp"
 #include "connectors/wire_format.hpp"
 
@@ -20,16 +20,9 @@ struct open_stream {
 void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vector<hasher_actor> hashers,
                   std::vector<caf::actor> shards, caf::actor encoder, caf::actor monitor) {
   ingest_counters counters;
-  zmq::context_t ctx;
-  zmq::socket_t pull(ctx, zmq::socket_type::pull);
-  try {
-    pull.set(zmq::sockopt::linger, 0);
-    pull.set(zmq::sockopt::rcvhwm, 64);  // bounded: camera nodes block or drop when we fall behind
-    if (settings.bind) pull.bind(settings.endpoint);
-    else pull.connect(settings.endpoint);
-  } catch (const zmq::error_t& e) {
-    counters.error = "cannot " + std::string(settings.bind ? "bind" : "connect") + " '" + settings.endpoint +
-                     "': " + e.what();
+  auto socket = connectors::frame_puller::open(settings.endpoint, settings.bind);
+  if (!socket) {
+    counters.error = socket.err().message;
     self->send(monitor, ingest_done_atom::value, counters);
     return;
   }
@@ -40,18 +33,9 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vect
   std::map<std::string, stream_id> ids;
   connectors::patch_canvas_set canvases;  // streams whose cameras ship changed patches
   while (running) {
-    zmq::pollitem_t item{static_cast<void*>(pull), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, std::chrono::milliseconds(50));
-    for (int burst = 0; burst < 64 && (item.revents & ZMQ_POLLIN); ++burst) {
-      zmq::message_t msg;
-      if (!pull.recv(msg, zmq::recv_flags::dontwait)) break;
+    for (auto& pulled : (*socket)->receive(std::chrono::milliseconds(50), 64)) {
       ++counters.messages;
-      const char* peer = nullptr;
-      try {
-        peer = msg.gets("Peer-Address");
-      } catch (const zmq::error_t&) {
-      }
-      auto frame = connectors::decode_wire(static_cast<const std::uint8_t*>(msg.data()), msg.size());
+      auto& frame = pulled.frame;
       expected<connectors::owned_image> image =
           !frame ? expected<connectors::owned_image>(frame.err())
           : frame->encoding == connectors::frame_encoding::patches ? canvases.apply(*frame)
@@ -60,8 +44,8 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vect
         const auto& reason = image.err().message;
         const auto n = ++counters.rejected[reason.substr(0, reason.find(':', 15))];
         if (n <= 5)
-          caf::aout(self) << "ingest: rejected a message from " << (peer ? peer : "an unknown peer") << ": "
-                          << reason << "\n";
+          caf::aout(self) << "ingest: rejected a message from "
+                          << (pulled.peer.empty() ? "an unknown peer" : pulled.peer) << ": " << reason << "\n";
         continue;
       }
       auto it = streams.find(frame->stream);

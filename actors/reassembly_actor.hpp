@@ -22,23 +22,15 @@
 
 #include "actors/answerer_actor.hpp"
 #include "actors/frame_messages.hpp"
+#include "connectors/frame_json.hpp"
 #include "connectors/live_view.hpp"
 #include "core/answer_policy.hpp"
 #include "core/latency_histogram.hpp"
 
 namespace vlcache::actors {
 
-/// What a sink receives: one line's worth of facts about an encoded frame.
-struct frame_record {
-  std::string stream_name;
-  stream_id stream = 0;
-  std::uint64_t seq = 0;
-  double capture_ms = 0;
-  int tokens = 0, computed = 0, dim = 0;
-  bool full = false;
-  double token_norm_mean = 0;  ///< mean L2 norm of the output tokens
-  double hash_ms = 0, gate_ms = 0, encode_ms = 0, total_ms = 0;
-};
+/// What a sink receives about an encoded frame (its line: connectors/).
+using frame_record = connectors::frame_record;
 
 struct latency_report {
   std::map<std::string, latency_histogram> stage_ms;  ///< hash, gate, encode, end_to_end
@@ -74,5 +66,5 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
 
 }  // namespace vlcache::actors
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::frame_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::connectors::frame_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::latency_report)

@@ -23,8 +23,7 @@ struct sink_state {
 
 caf::behavior sink_actor(caf::stateful_actor<sink_state>* self, std::shared_ptr<connectors::line_sink> out);
 
-/// The JSON object of one record (also the schema of the ZeroMQ sink later).
-[[nodiscard]] std::string to_json_line(const frame_record& r);
-[[nodiscard]] std::string to_json_line(const answer_record& r);
+/// The sink line of an answer record (connectors/answer_json writes it).
+[[nodiscard]] std::string answer_line(const answer_record& r);
 
 }  // namespace vlcache::actors

@@ -5,14 +5,12 @@
 #include <filesystem>
 #include <optional>
 #include <thread>
-#include <zmq.hpp>
 
 #include "connectors/frame_decoder.hpp"
+#include "connectors/frame_socket.hpp"
+#include "connectors/patch_shipper.hpp"
 #include "connectors/video_reader.hpp"
 #include "connectors/wire_format.hpp"
-#include "core/patch_signatures.hpp"
-#include "core/preprocess.hpp"
-#include "core/reference_gate.hpp"
 #include "graph/cache_spec.hpp"
 
 namespace vlcache::app {
@@ -36,81 +34,6 @@ void add_camera_command(CLI::App& app, camera_options& o) {
       ->default_val(50)->check(CLI::Range(1, 100000));
 }
 
-namespace {
-
-/// The camera's half of patch shipping: its own preprocessing and reference
-/// gate (the pipeline's default thresholds); a message the socket refused
-/// makes the next one a keyframe.
-class patch_shipper {
- public:
-  static expected<patch_shipper> make(const camera_options& o) {
-    auto grid = patch_grid::make(o.image_size, o.patch_size);
-    if (!grid) return grid.err();
-    auto engine = signature_engine::make(*grid);
-    if (!engine) return engine.err();
-    auto gate = reference_gate::make(*grid, graph::default_gate());
-    if (!gate) return gate.err();
-    return patch_shipper(o, *grid, std::move(*engine), std::move(*gate));
-  }
-
-  /// Fills `w` (size, encoding, payload) for this frame.
-  status next(const image_view& frame, std::uint64_t index, connectors::wire_frame& w) {
-    auto pre = preprocess(frame, preprocess_config::clip(o_.image_size, o_.pad_to_square));
-    if (!pre) return pre.err();
-    const image_view rgb{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb};
-    auto sigs = engine_.compute(rgb);
-    if (!sigs) return sigs.err();
-    keyframe_ = keyframe_ || since_key_ + 1 >= o_.keyframe_every;
-    positions_.clear();
-    if (keyframe_) {
-      for (int p = 0; p < grid_.count(); ++p) positions_.push_back(p);
-    } else {
-      auto d = gate_.decide(0, *sigs);
-      if (!d) return d.err();
-      positions_ = d->miss_positions;
-    }
-    std::vector<std::uint8_t> bgr(pre->rgb.size());
-    for (std::size_t i = 0; i < bgr.size(); i += 3) {
-      bgr[i] = pre->rgb[i + 2];
-      bgr[i + 1] = pre->rgb[i + 1];
-      bgr[i + 2] = pre->rgb[i];
-    }
-    w.encoding = connectors::frame_encoding::patches;
-    w.width = w.height = static_cast<std::uint32_t>(pre->size);
-    w.payload = connectors::encode_patches(bgr.data(), pre->size, o_.patch_size, positions_, keyframe_, number_++);
-    sigs_ = std::move(*sigs);
-    index_ = index;
-    return {};
-  }
-
-  /// The message went out: its patches are the receiver's now.
-  void sent() {
-    (void)gate_.commit(0, sigs_, positions_, index_);
-    since_key_ = keyframe_ ? 0 : since_key_ + 1;
-    keyframe_ = false;
-    patches_ += positions_.size();
-  }
-  /// It did not: the receiver will see a gap, so send everything next.
-  void refused() { keyframe_ = true; }
-  [[nodiscard]] std::uint64_t patches_sent() const noexcept { return patches_; }
-
- private:
-  patch_shipper(const camera_options& o, patch_grid grid, signature_engine engine, reference_gate gate)
-      : o_(o), grid_(grid), engine_(std::move(engine)), gate_(std::move(gate)) {}
-  camera_options o_;
-  patch_grid grid_;
-  signature_engine engine_;
-  reference_gate gate_;
-  frame_signatures sigs_;
-  std::vector<int> positions_;
-  std::uint64_t index_ = 0, patches_ = 0;
-  std::uint32_t number_ = 0;
-  int since_key_ = 0;
-  bool keyframe_ = true;
-};
-
-}  // namespace
-
 int run_camera(const camera_options& o) {
   connectors::video_reader_config rc;
   rc.source = o.source;
@@ -124,19 +47,20 @@ int run_camera(const camera_options& o) {
   }
   const std::string stream = o.stream.empty() ? std::filesystem::path(o.source).stem().string() : o.stream;
   const double fps = o.fps > 0 ? o.fps : ((*reader)->source_fps() > 0 ? (*reader)->source_fps() : 10.0);
-  zmq::context_t ctx;
-  zmq::socket_t push(ctx, zmq::socket_type::push);
-  try {
-    push.set(zmq::sockopt::sndhwm, 8);
-    push.set(zmq::sockopt::linger, 2000);
-    push.connect(o.to);
-  } catch (const zmq::error_t& e) {
-    std::fprintf(stderr, "error: cannot connect to '%s': %s\n", o.to.c_str(), e.what());
+  auto push = connectors::frame_pusher::connect(o.to);
+  if (!push) {
+    std::fprintf(stderr, "error: %s\n", push.err().message.c_str());
     return 2;
   }
-  std::optional<patch_shipper> shipper;
+  std::optional<connectors::patch_shipper> shipper;
   if (o.ship_patches) {
-    auto s = patch_shipper::make(o);
+    connectors::patch_shipper_config pc;
+    pc.image_size = o.image_size;
+    pc.patch_size = o.patch_size;
+    pc.pad_to_square = o.pad_to_square;
+    pc.keyframe_every = o.keyframe_every;
+    pc.gate = graph::default_gate();
+    auto s = connectors::patch_shipper::make(pc);
     if (!s) {
       std::fprintf(stderr, "error: --image-size/--patch-size: %s\n", s.err().message.c_str());
       return 2;
@@ -173,7 +97,7 @@ int run_camera(const camera_options& o) {
     const auto msg = connectors::encode_wire(w);
     std::this_thread::sleep_until(next);
     next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(period);
-    if (push.send(zmq::buffer(msg), zmq::send_flags::dontwait)) {
+    if ((*push)->send(msg)) {
       ++sent;
       bytes += msg.size();
       if (shipper) shipper->sent();

@@ -19,6 +19,24 @@ nlohmann::json answer_to_json(const answer& a) {
   return j;
 }
 
+std::string answer_json_line(const answer& a, const answer_origin& from) {
+  auto j = answer_to_json(a);
+  j["kind"] = "answer";
+  j["stream"] = from.stream_name;
+  j["seq"] = from.seq;
+  j["capture_ms"] = from.capture_ms;
+  j["on_demand"] = from.on_demand;
+  j["latency_ms"]["encode"] = from.encode_ms;
+  j["latency_ms"]["total"] = from.total_ms;
+  j["kv"]["bytes"] = from.kv_bytes;
+  if (from.known != nullptr) {
+    j["truth"] = from.known->answer;
+    j["question_kind"] = from.known->kind;
+    j["correct"] = answer_matches(a.text, from.known->answer);
+  }
+  return to_json_line(j);
+}
+
 std::string to_json_line(const nlohmann::json& j) {
   return j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }

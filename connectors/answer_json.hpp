@@ -5,7 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <string>
+
 #include "core/answer.hpp"
+#include "core/scene_questions.hpp"
 
 namespace vlcache::connectors {
 
@@ -13,6 +17,21 @@ namespace vlcache::connectors {
 /// and "kv": image tokens, recomputed, rows computed, full prefill; the
 /// latency split "latency_ms": prefill, decode (callers add encode, total).
 [[nodiscard]] nlohmann::json answer_to_json(const answer& a);
+
+/// Where an answer in a pipeline came from, for its sink line.
+struct answer_origin {
+  std::string stream_name;
+  std::uint64_t seq = 0;
+  double capture_ms = 0;
+  bool on_demand = false;
+  double encode_ms = 0, total_ms = 0;
+  std::uint64_t kv_bytes = 0;
+  const scene_question* known = nullptr;  ///< the scene's answer, when it knows one
+};
+
+/// The "kind": "answer" line of the pipeline's sinks: answer_to_json plus
+/// stream, seq, latency, KV bytes, and truth / question_kind / correct.
+[[nodiscard]] std::string answer_json_line(const answer& a, const answer_origin& from);
 
 /// One JSON line as every sink and `vlcache ask --json` write it: ASCII only
 /// (anything else as \uXXXX escapes), and bytes that are not valid UTF-8 (a

@@ -196,7 +196,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
           caf::scoped_actor asker{sys};
           std::string reply;
           asker->request(reassembly, std::chrono::minutes(10), actors::ask_atom::value, stream, question)
-              .receive([&](const actors::answer_record& r) { reply = actors::to_json_line(r); },
+              .receive([&](const actors::answer_record& r) { reply = actors::answer_line(r); },
                        [&](const caf::error& e) {
                          reply = nlohmann::json{{"error", actors::error_text(sys, e)}}.dump();
                        });

@@ -1,0 +1,57 @@
+#pragma once
+/// \file
+/// The ZeroMQ sockets camera frames travel over (wire_format messages):
+/// the pipeline's [ingest] side pulls them, a camera node pushes them. Both
+/// are bounded (high-water marks), so a slow pipeline makes cameras drop at
+/// the sender instead of queueing without limit.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "connectors/wire_format.hpp"
+#include "core/error.hpp"
+
+namespace vlcache::connectors {
+
+/// One message off the ingest socket: the decoded frame (or why it is not
+/// one) and the sending peer's address when the transport knows it.
+struct pulled_frame {
+  expected<wire_frame> frame;
+  std::string peer;
+};
+
+class frame_puller {
+ public:
+  /// Binds (or connects to) `endpoint`; the error names the endpoint.
+  [[nodiscard]] static expected<std::unique_ptr<frame_puller>> open(const std::string& endpoint, bool bind);
+  ~frame_puller();
+
+  /// Waits up to `timeout` for a message, then takes up to `max` that are
+  /// waiting; empty when none came.
+  [[nodiscard]] std::vector<pulled_frame> receive(std::chrono::milliseconds timeout, int max);
+
+ private:
+  struct impl;
+  explicit frame_puller(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+class frame_pusher {
+ public:
+  /// Connects to a pipeline's [ingest] endpoint; the error names it.
+  [[nodiscard]] static expected<std::unique_ptr<frame_pusher>> connect(const std::string& endpoint);
+  ~frame_pusher();
+
+  /// Sends without waiting: false when the message was refused (no
+  /// pipeline connected, or its queue is full).
+  [[nodiscard]] bool send(const std::vector<std::uint8_t>& message);
+
+ private:
+  struct impl;
+  explicit frame_pusher(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace vlcache::connectors
