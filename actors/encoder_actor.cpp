@@ -85,7 +85,13 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
       },
       [self](stats_atom) {
         const auto& s = self->state;
-        encoder_counters c{s.batches, s.frames, s.tokens, s.busy_seconds, s.num_patches, s.per_stream, {}};
+        encoder_counters c;
+        c.batches = s.batches;
+        c.frames = s.frames;
+        c.tokens = s.tokens;
+        c.busy_seconds = s.busy_seconds;
+        c.tokens_per_frame = s.num_patches;
+        c.per_stream = s.per_stream;
         c.layer_tokens = s.layer_tokens;
         c.layers = s.encoder ? s.encoder->config().layers_used() : 0;
         if (s.encoder) {

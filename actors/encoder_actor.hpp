@@ -60,6 +60,33 @@ struct encoder_counters {
   /// bytes and the capacity (0 = unbounded).
   std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> evictions;
   std::uint64_t store_total = 0, store_peak = 0, store_capacity = 0;
+
+  /// The share of patch tokens computed (the rest came from the cache; the
+  /// hit rate is 1 minus it): `tokens` computed over `frames` frames. The
+  /// one place the summary, the progress line, /metrics and the live view
+  /// take it from.
+  [[nodiscard]] double share(std::uint64_t of_frames, std::uint64_t computed) const noexcept {
+    return of_frames > 0 && tokens_per_frame > 0
+               ? static_cast<double>(computed) / (static_cast<double>(of_frames) * tokens_per_frame)
+               : 0.0;
+  }
+  [[nodiscard]] double share() const noexcept { return share(frames, tokens); }
+  [[nodiscard]] double share(stream_id stream) const {
+    auto it = per_stream.find(stream);
+    return it == per_stream.end() ? 0.0 : share(it->second.first, it->second.second);
+  }
+  /// 1 - share, and 0 before any frame.
+  [[nodiscard]] double hit_rate(stream_id stream) const {
+    auto it = per_stream.find(stream);
+    return it == per_stream.end() || it->second.first == 0 ? 0.0 : 1.0 - share(stream);
+  }
+  /// Layer-wise recompute: the tokens recomputed over every layer's tokens;
+  /// negative when the layers are unknown (a remote encoder).
+  [[nodiscard]] double layer_share() const noexcept {
+    return layers > 0 && frames > 0 ? static_cast<double>(layer_tokens) /
+                                          (static_cast<double>(frames) * tokens_per_frame * layers)
+                                    : -1.0;
+  }
 };
 
 /// The model runs in-process (`encoder`), or on a remote node (`remote`,

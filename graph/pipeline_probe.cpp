@@ -145,8 +145,7 @@ std::string to_prometheus(const pipeline_snapshot& s) {
     o << "vlcache_tokens_total{" << stream_of(s.sources[i]) << "} " << tokens[i].total << "\n";
   family("vlcache_hit_rate", "gauge", "Share of patch tokens that came from the cache.");
   for (std::size_t i = 0; i < tokens.size(); ++i)
-    o << "vlcache_hit_rate{" << stream_of(s.sources[i]) << "} "
-      << (tokens[i].total ? 1.0 - double(tokens[i].computed) / double(tokens[i].total) : 0.0) << "\n";
+    o << "vlcache_hit_rate{" << stream_of(s.sources[i]) << "} " << s.encoder.hit_rate(s.sources[i].stream) << "\n";
   family("vlcache_token_store_bytes", "gauge", "Bytes of the stream's token store (K/V, tokens).");
   for (std::size_t i = 0; i < tokens.size(); ++i)
     o << "vlcache_token_store_bytes{" << stream_of(s.sources[i]) << "} " << tokens[i].store << "\n";
@@ -204,9 +203,7 @@ nlohmann::json per_stream_json(const pipeline_snapshot& s) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& c : s.sources) {
     auto it = s.encoder.per_stream.find(c.stream);
-    const std::uint64_t frames = it == s.encoder.per_stream.end() ? 0 : it->second.first;
     const std::uint64_t computed = it == s.encoder.per_stream.end() ? 0 : it->second.second;
-    const double total = double(frames) * s.encoder.tokens_per_frame;
     auto ev = s.encoder.evictions.find(c.stream);
     const std::uint64_t evictions = ev == s.encoder.evictions.end() ? 0 : ev->second.first;
     const std::uint64_t refills = ev == s.encoder.evictions.end() ? 0 : ev->second.second;
@@ -229,7 +226,7 @@ nlohmann::json per_stream_json(const pipeline_snapshot& s) {
                    {"tokens_computed", computed},
                    {"evictions", evictions},
                    {"refills", refills},
-                   {"hit_rate", total > 0 ? 1.0 - double(computed) / total : 0.0}};
+                   {"hit_rate", s.encoder.hit_rate(c.stream)}};
   }
   return out;
 }

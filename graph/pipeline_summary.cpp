@@ -1,0 +1,138 @@
+#include "graph/pipeline_summary.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace vlcache::graph {
+
+nlohmann::json summarize(run_facts f) {
+  const actors::latency_report& report = f.final.latency;
+  const actors::encoder_counters& enc = f.final.encoder;
+  auto& finished = f.finished;
+  std::sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) { return a.stream < b.stream; });
+  nlohmann::json summary{{"pipeline", f.pipeline}, {"seconds", f.seconds}, {"encoder_remote", f.encoder_remote}};
+  if (f.random_weights) summary["random_weights"] = *f.random_weights;
+  bool balanced = true;
+  std::uint64_t total_read = 0, total_encoded = 0;
+  std::printf("\nsummary of '%s' after %.1f s\n", f.pipeline.c_str(), f.seconds);
+  for (const auto& c : finished) {
+    balanced &= c.balanced();
+    total_read += c.read;
+    total_encoded += c.encoded;
+    std::printf("  %-12s read %5llu = encoded %5llu + dropped %llu (oldest) + %llu (newest) + failed %llu%s%s%s\n",
+                c.name.c_str(), static_cast<unsigned long long>(c.read), static_cast<unsigned long long>(c.encoded),
+                static_cast<unsigned long long>(c.dropped_oldest), static_cast<unsigned long long>(c.dropped_newest),
+                static_cast<unsigned long long>(c.failed), c.balanced() ? "" : "  UNACCOUNTED FRAMES",
+                c.lost_in_transit ? ("; lost in transit " + std::to_string(c.lost_in_transit)).c_str() : "",
+                c.error.empty() ? "" : ("  (" + c.error + ")").c_str());
+    const auto ev = enc.evictions.count(c.stream) ? enc.evictions.at(c.stream) : std::pair<std::uint64_t, std::uint64_t>{};
+    summary["streams"].push_back({{"name", c.name},
+                                  {"frames_read", c.read},
+                                  {"frames_encoded", c.encoded},
+                                  {"frames_failed", c.failed},
+                                  {"dropped", {{"oldest", c.dropped_oldest}, {"newest", c.dropped_newest}}},
+                                  {"reopened", c.reopened},
+                                  {"lost_in_transit", c.lost_in_transit},
+                                  {"tokens_computed_share", enc.share(c.stream)},
+                                  {"hit_rate", enc.hit_rate(c.stream)},
+                                  {"store_evictions", ev.first},
+                                  {"store_refills", ev.second},
+                                  {"error", c.error}});
+  }
+  nlohmann::json stages;
+  for (const auto& [stage, v] : report.stage_ms) {
+    // Quantiles of the most recent frames (a bounded window); counts over the whole run.
+    stages[stage] = {{"p50_ms", v.recent_quantile(0.5)}, {"p95_ms", v.recent_quantile(0.95)}, {"count", v.count()}};
+    std::printf("  %-10s p50 %8.2f ms  p95 %8.2f ms\n", stage.c_str(), v.recent_quantile(0.5), v.recent_quantile(0.95));
+  }
+  const double throughput = f.seconds > 0 ? total_encoded / f.seconds : 0.0;
+  summary["latency"] = stages;
+  summary["frames_read"] = total_read;
+  summary["frames_encoded"] = total_encoded;
+  summary["throughput_fps"] = throughput;
+  summary["out_of_order"] = report.out_of_order;
+  if (f.ingest) {
+    const auto& in = *f.ingest;
+    summary["ingest"] = {{"messages", in.messages},
+                         {"streams_opened", in.streams_opened},
+                         {"streams_closed", in.streams_closed},
+                         {"rejected", in.rejected}};
+    std::uint64_t rejected = 0;
+    for (const auto& [reason, n] : in.rejected) rejected += n;
+    std::printf("  ingest: %llu messages, %llu streams, %llu rejected\n", static_cast<unsigned long long>(in.messages),
+                static_cast<unsigned long long>(in.streams_opened), static_cast<unsigned long long>(rejected));
+    for (const auto& [reason, n] : in.rejected)
+      std::printf("    rejected %llu: %s\n", static_cast<unsigned long long>(n), reason.c_str());
+  }
+  // Each stage's throughput on its own: frames over the time it was busy.
+  // The pipeline overlaps the stages, so its throughput should approach the
+  // slowest one's.
+  double decode_seconds = 0;
+  for (const auto& c : finished) decode_seconds += c.decode_seconds;
+  const double decode_fps = decode_seconds > 0 ? total_read / decode_seconds : 0.0;
+  const double encoder_fps = enc.busy_seconds > 0 ? enc.frames / enc.busy_seconds : 0.0;
+  const double slowest = std::min(decode_fps > 0 ? decode_fps : 1e30, encoder_fps > 0 ? encoder_fps : 1e30);
+  summary["stage_throughput_fps"] = {{"decode_preprocess", decode_fps}, {"encoder", encoder_fps}};
+  summary["slowest_stage_fps"] = slowest;
+  summary["throughput_over_slowest_stage"] = slowest < 1e30 ? throughput / slowest : 0.0;
+  const double total_share = enc.share();
+  summary["encoder"] = {{"batches", enc.batches}, {"frames", enc.frames}, {"tokens_computed", enc.tokens}};
+  summary["tokens_computed_share"] = total_share;
+  // Layer-wise recompute lets reused tokens rejoin at some layers: the work
+  // actually done, as a share of every layer's tokens.
+  if (enc.layer_share() >= 0) summary["tokens_computed_share_by_layer"] = enc.layer_share();
+  summary["hit_rate"] = enc.frames > 0 ? 1.0 - total_share : 0.0;
+  if (f.state_bytes) {
+    std::uint64_t evictions = 0, refills = 0;
+    for (const auto& [stream, e] : enc.evictions) {
+      evictions += e.first;
+      refills += e.second;
+    }
+    summary["token_store"] = {{"capacity_bytes", enc.store_capacity}, {"peak_bytes", enc.store_peak},
+                              {"state_bytes", *f.state_bytes}, {"evictions", evictions}, {"refills", refills}};
+    if (enc.store_capacity > 0)
+      std::printf("  token stores: peak %.1f of %.1f MiB ([index]), %llu evictions, %llu frames refilled in full\n",
+                  enc.store_peak / 1048576.0, enc.store_capacity / 1048576.0, static_cast<unsigned long long>(evictions),
+                  static_cast<unsigned long long>(refills));
+  }
+  std::printf("  tokens computed %.1f%% (hit rate %.1f%%; first frames and refreshes included)\n", 100 * total_share,
+              100 * (1 - total_share));
+  if (enc.layer_share() >= 0)
+    std::printf("  tokens recomputed over the layers %.1f%% (layer-wise recompute adds reused tokens where their "
+                "context moved)\n",
+                100 * enc.layer_share());
+  std::printf("  stages alone: decode+preprocess %.1f frames/s, encoder %.1f frames/s; pipeline %.1f frames/s = %.2fx the slowest\n",
+              decode_fps, encoder_fps, throughput, slowest < 1e30 ? throughput / slowest : 0.0);
+  if (f.answers) {
+    const auto& ac = *f.answers;
+    summary["answers"] = {{"answered", ac.answered},
+                          {"on_demand", ac.on_demand},
+                          {"superseded", ac.superseded},
+                          {"failed", ac.failed},
+                          {"per_stream", ac.per_stream},
+                          {"prefill_ms_p50", ac.prefill_ms.recent_quantile(0.5)},
+                          {"decode_ms_p50", ac.decode_ms.recent_quantile(0.5)},
+                          {"total_ms_p50", ac.total_ms.recent_quantile(0.5)},
+                          {"last_error", ac.last_error}};
+    if (f.requests) summary["answers"]["requests"] = {{"served", f.requests->first}, {"rejected", f.requests->second}};
+    if (ac.with_truth > 0) {
+      const double accuracy = static_cast<double>(ac.correct) / static_cast<double>(ac.with_truth);
+      summary["answers"]["with_truth"] = ac.with_truth;
+      summary["answers"]["correct"] = ac.correct;
+      summary["answers"]["accuracy"] = accuracy;
+      std::printf("  answers with a known truth %llu, right %llu: accuracy %.1f%%\n",
+                  static_cast<unsigned long long>(ac.with_truth), static_cast<unsigned long long>(ac.correct), 100 * accuracy);
+    }
+    std::printf("  answers %llu (%llu on demand, %llu superseded by newer frames, %llu failed); prefill p50 %.1f ms, "
+                "decode p50 %.1f ms, frame-to-answer p50 %.1f ms\n",
+                static_cast<unsigned long long>(ac.answered), static_cast<unsigned long long>(ac.on_demand),
+                static_cast<unsigned long long>(ac.superseded), static_cast<unsigned long long>(ac.failed),
+                ac.prefill_ms.recent_quantile(0.5), ac.decode_ms.recent_quantile(0.5), ac.total_ms.recent_quantile(0.5));
+  }
+  summary["accounted"] = balanced;
+  std::printf("  throughput %.2f frames/s, %llu out of order, every frame accounted: %s\n", throughput,
+              static_cast<unsigned long long>(report.out_of_order), balanced ? "yes" : "NO");
+  return summary;
+}
+
+}  // namespace vlcache::graph
