@@ -167,6 +167,9 @@ void add_bench_answers_command(CLI::App& bench, bench_answers_options& o) {
   c->add_option("--frames", o.frames, "Frames of each scene read (0: all)")->default_val(0);
   c->add_option("--max-new-tokens", o.max_new_tokens, "Longest answer")->default_val(4);
   c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
+  c->add_option("--store-dtype", o.store_dtype, "Cached path: the token store's keys and values, f32 or f16")
+      ->default_val("f32")
+      ->check(CLI::IsMember({"f32", "f16"}));
   c->add_option("--layer-tolerance", o.layer_tolerance, "Cached path: layer-wise recompute tolerance (0: off)")
       ->default_val(0.0)
       ->check(CLI::NonNegativeNumber);
@@ -188,7 +191,7 @@ int run_bench_answers(const bench_answers_options& o) {
     std::fprintf(stderr, "error: --every must be at least 1\n");
     return 2;
   }
-  auto enc = load_encoder_or_report(o.model, "cpu", "f32", o.threads, o.layer_tolerance);
+  auto enc = load_encoder_or_report(o.model, "cpu", "f32", o.threads, o.layer_tolerance, o.store_dtype);
   if (!enc) return 2;
   llm_options lo;
   lo.threads = o.threads;

@@ -23,6 +23,7 @@ struct bench_answers_options {
   int max_new_tokens = 4;
   int threads = 0;
   double layer_tolerance = 0.0;  ///< the cached path's layer-wise recompute, as [encoder] layer_tolerance
+  std::string store_dtype = "f32";  ///< the cached path's token store, as [encoder] store_dtype
   std::string json;
   std::string plot;
 };

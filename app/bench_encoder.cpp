@@ -246,6 +246,9 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
                  "by this share of its norm (0: off)")
       ->default_val(0.0)
       ->check(CLI::NonNegativeNumber);
+  c->add_option("--store-dtype", o.store_dtype, "Keys and values of the token store: f32 or f16 (CPU)")
+      ->default_val("f32")
+      ->check(CLI::IsMember({"f32", "f16"}));
   c->add_option("--sweep-tolerance", o.sweep_tolerance,
                 "Also run one stream at each layer tolerance (e.g. 0,0.05,0.1,0.2), same gate")
       ->delimiter(',')
@@ -260,7 +263,7 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
 }
 
 int run_bench_encoder(const bench_encoder_options& o) {
-  auto enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, o.layer_tolerance);
+  auto enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, o.layer_tolerance, o.store_dtype);
   if (!enc) return 2;
   gate_thresholds gate_cfg = graph::default_gate();
   if (!o.config.empty()) {
@@ -299,6 +302,7 @@ int run_bench_encoder(const bench_encoder_options& o) {
   std::vector<int> counts{1};
   if (o.streams > 1) counts.push_back(o.streams);
   out["layer_tolerance"] = o.layer_tolerance;
+  out["store_dtype"] = o.store_dtype;
   std::printf("%-8s %7s %9s %9s %9s %9s %9s %8s %6s %8s %8s %8s %9s\n", "streams", "frames", "share", "p95",
               "by layer", "full ms", "sparse ms", "speedup", "eff", "cos", "cos p1", "err/nv", "sig+gate");
   try {
@@ -348,7 +352,7 @@ int run_bench_encoder(const bench_encoder_options& o) {
     try {
       for (double tol : o.sweep_tolerance) {
         // The store's layout depends on the tolerance: one encoder each.
-        auto swept = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, tol);
+        auto swept = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, tol, o.store_dtype);
         if (!swept) return 2;
         std::vector<stream_frames> one(data.begin(), data.begin() + 1);
         auto r = run_one(*swept, one, gate_cfg, drift_cfg, o.model);

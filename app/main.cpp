@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
   node->add_option("--device", node_opts.options.device, "cpu or cuda[:N]")->default_val("cpu");
   node->add_option("--dtype", node_opts.options.dtype, "f32, f16, bf16")->default_val("f32");
   node->add_option("--threads", node_opts.options.threads, "Intra-op threads (0: all cores)")->default_val(0);
+  node->add_option("--store-dtype", node_opts.options.store_dtype, "Token store keys and values: f32 or f16")
+      ->default_val("f32")
+      ->check(CLI::IsMember({"f32", "f16"}));
   node->add_option("--layer-tolerance", node_opts.options.layer_tolerance,
                    "Layer-wise recompute tolerance, as [encoder] layer_tolerance (0: off)")
       ->default_val(0.0)

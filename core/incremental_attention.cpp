@@ -43,12 +43,6 @@ float hsum(v8f v) {
   return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
 }
 
-float dot(const float* a, const float* b, int n) {
-  v8f acc{};
-  for (int d = 0; d < n; d += 8) acc += load8(a + d) * load8(b + d);
-  return hsum(acc);
-}
-
 /// e[j] = exp(s[j] - m) for j < n (s padded to a multiple of 8); returns their sum.
 float exps(const float* s, float m, int n, float* e) {
   float sum = 0;

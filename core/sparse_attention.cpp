@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
+#ifdef __F16C__
+#include <immintrin.h>
+#endif
 
 namespace vlcache {
 namespace {
@@ -12,11 +16,108 @@ using simd::load8;
 using simd::store8;
 using simd::v8f;
 
+#ifdef __F16C__
+v8f load8h(const std::uint16_t* p) {
+  const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  v8f v;
+  std::memcpy(&v, &x, sizeof v);
+  return v;
+}
+#else
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ffu;
+  std::uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      std::uint32_t m = man;
+      do {
+        ++e;
+        m <<= 1;
+      } while ((m & 0x400u) == 0);
+      bits = sign | ((127 - 15 - e) << 23) | ((m & 0x3ffu) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+v8f load8h(const std::uint16_t* p) {
+  float t[8];
+  for (int i = 0; i < 8; ++i) t[i] = half_to_float(p[i]);
+  return load8(t);
+}
+#endif
+
 }  // namespace
+
+void to_half(const float* in, std::uint16_t* out, std::int64_t n) {
+#ifdef __F16C__
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);
+  }
+  for (; i < n; ++i) out[i] = static_cast<std::uint16_t>(_cvtss_sh(in[i], _MM_FROUND_TO_NEAREST_INT));
+#else
+  for (std::int64_t i = 0; i < n; ++i) {  // round to nearest even, no F16C
+    std::uint32_t x;
+    std::memcpy(&x, in + i, sizeof x);
+    const std::uint32_t sign = (x >> 16) & 0x8000u;
+    const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+    std::uint32_t man = x & 0x7fffffu;
+    std::uint16_t h;
+    if (((x >> 23) & 0xff) == 0xff) h = static_cast<std::uint16_t>(sign | 0x7c00u | (man ? 0x200u : 0));
+    else if (exp >= 31) h = static_cast<std::uint16_t>(sign | 0x7c00u);
+    else if (exp <= 0) {
+      if (exp < -10) h = static_cast<std::uint16_t>(sign);
+      else {
+        man |= 0x800000u;
+        const int shift = 14 - exp;
+        std::uint32_t r = man >> shift;
+        const std::uint32_t rest = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rest > half || (rest == half && (r & 1))) ++r;
+        h = static_cast<std::uint16_t>(sign | r);
+      }
+    } else {
+      std::uint32_t r = (static_cast<std::uint32_t>(exp) << 10) | (man >> 13);
+      const std::uint32_t rest = man & 0x1fffu;
+      if (rest > 0x1000u || (rest == 0x1000u && (r & 1))) ++r;
+      h = static_cast<std::uint16_t>(sign | r);
+    }
+    out[i] = h;
+  }
+#endif
+}
+
+void from_half(const std::uint16_t* in, float* out, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) store8(out + i, load8h(in + i));
+  for (; i < n; ++i) {
+    std::uint16_t t[8] = {in[i]};
+    float f[8];
+    store8(f, load8h(t));
+    out[i] = f[0];
+  }
+}
 
 void store_keys(const attention_frame& f, const attention_shape& s, const float* keys,
                 const std::int64_t* tokens, int count) {
   const int w = s.width();
+  if (f.k_t16 != nullptr) {
+    std::vector<std::uint16_t> row(static_cast<std::size_t>(w));
+    for (int j = 0; j < count; ++j) {
+      to_half(keys + static_cast<std::int64_t>(j) * w, row.data(), w);
+      for (int c = 0; c < w; ++c) f.k_t16[static_cast<std::int64_t>(c) * s.tokens + tokens[j]] = row[c];
+    }
+    return;
+  }
   for (int j = 0; j < count; ++j)
     for (int c = 0; c < w; ++c)  // c = head * head_dim + d: row c of the transposed keys
       f.k_t[static_cast<std::int64_t>(c) * s.tokens + tokens[j]] = keys[static_cast<std::int64_t>(j) * w + c];
@@ -25,6 +126,26 @@ void store_keys(const attention_frame& f, const attention_shape& s, const float*
 void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores) {
   const int w = s.width(), dh = s.head_dim, n = s.tokens;
   float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * n;
+  if (f.k_t16 != nullptr) {
+    const std::uint16_t* kt = f.k_t16 + static_cast<std::int64_t>(head) * dh * n;
+    float tail[8];
+    for (int i = 0; i < f.m; ++i) {
+      const float* q = f.q + static_cast<std::int64_t>(i) * w + head * dh;
+      float* row = base + static_cast<std::int64_t>(i) * n;
+      std::fill(row, row + n, 0.0f);
+      for (int d = 0; d < dh; ++d) {
+        const float qd = q[d];
+        const std::uint16_t* k = kt + static_cast<std::int64_t>(d) * n;
+        int t = 0;
+        for (; t + 8 <= n; t += 8) store8(row + t, load8(row + t) + qd * load8h(k + t));
+        if (t < n) {
+          from_half(k + t, tail, n - t);
+          for (int j = 0; t + j < n; ++j) row[t + j] += qd * tail[j];
+        }
+      }
+    }
+    return;
+  }
   const float* kt = f.k_t + static_cast<std::int64_t>(head) * dh * n;
   for (int i = 0; i < f.m; ++i) {
     const float* q = f.q + static_cast<std::int64_t>(i) * w + head * dh;
@@ -39,15 +160,18 @@ void attention_scores(const attention_frame& f, const attention_shape& s, int he
 }
 
 namespace {
+v8f load8v(const float* p) { return load8(p); }
+v8f load8v(const std::uint16_t* p) { return load8h(p); }
+
 /// One query's weighted sum over all values, VECS x 8 dims held in registers.
-template <int VECS>
-void weighted_sum(const float* p, const float* v, int tokens, int width, float* out) {
+template <int VECS, typename T>
+void weighted_sum(const float* p, const T* v, int tokens, int width, float* out) {
   v8f acc[VECS] = {};
   for (int t = 0; t < tokens; ++t) {
     const float pt = p[t];
-    const float* vt = v + static_cast<std::int64_t>(t) * width;
+    const T* vt = v + static_cast<std::int64_t>(t) * width;
 #pragma GCC unroll 16
-    for (int j = 0; j < VECS; ++j) acc[j] += pt * load8(vt + 8 * j);
+    for (int j = 0; j < VECS; ++j) acc[j] += pt * load8v(vt + 8 * j);
   }
   for (int j = 0; j < VECS; ++j) store8(out + 8 * j, acc[j]);
 }
@@ -56,6 +180,28 @@ void weighted_sum(const float* p, const float* v, int tokens, int width, float* 
 void attention_apply(const attention_frame& f, const attention_shape& s, int head, const float* probs) {
   const int w = s.width(), dh = s.head_dim, n = s.tokens;
   const float* base = probs + f.score_offset + static_cast<std::int64_t>(head) * f.m * n;
+  if (f.v16 != nullptr) {
+    const std::uint16_t* v = f.v16 + head * dh;
+    for (int i = 0; i < f.m; ++i) {
+      const float* p = base + static_cast<std::int64_t>(i) * n;
+      float* out = f.out + static_cast<std::int64_t>(i) * w + head * dh;
+      switch (dh) {
+        case 32: weighted_sum<4>(p, v, n, w, out); break;
+        case 64: weighted_sum<8>(p, v, n, w, out); break;
+        case 128: weighted_sum<16>(p, v, n, w, out); break;
+        default: {
+          std::fill(out, out + dh, 0.0f);
+          float row[8];
+          for (int t = 0; t < n; ++t)
+            for (int d = 0; d < dh; d += 8) {  // head_dim is a multiple of 8 (checked at load)
+              store8(row, load8h(v + static_cast<std::int64_t>(t) * w + d));
+              for (int j = 0; j < 8; ++j) out[d + j] += p[t] * row[j];
+            }
+        }
+      }
+    }
+    return;
+  }
   const float* v = f.v + head * dh;
   for (int i = 0; i < f.m; ++i) {
     const float* p = base + static_cast<std::int64_t>(i) * n;

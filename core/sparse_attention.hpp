@@ -19,6 +19,10 @@ struct attention_frame {
   float* out = nullptr;      ///< [m, width]
   float* k_t = nullptr;      ///< [heads, head_dim, tokens]
   const float* v = nullptr;  ///< [tokens, width]
+  /// The same store in IEEE half precision (a compact token store): used
+  /// instead of k_t and v when set; arithmetic stays f32.
+  std::uint16_t* k_t16 = nullptr;
+  const std::uint16_t* v16 = nullptr;
   int m = 0;                 ///< queries of this frame
   std::int64_t score_offset = 0;  ///< first score of this frame: heads * m * tokens each
 };
@@ -28,7 +32,11 @@ struct attention_shape {
   [[nodiscard]] int width() const noexcept { return heads * head_dim; }
 };
 
-/// Writes the keys of `count` tokens (rows [count, width]) into k_t.
+/// f32 <-> IEEE half, round to nearest even (F16C when the target has it).
+void to_half(const float* in, std::uint16_t* out, std::int64_t n);
+void from_half(const std::uint16_t* in, float* out, std::int64_t n);
+
+/// Writes the keys of `count` tokens (rows [count, width]) into k_t (or k_t16).
 void store_keys(const attention_frame& f, const attention_shape& s, const float* keys,
                 const std::int64_t* tokens, int count);
 /// scores[score_offset + (h * m + i) * tokens + t] = q_i,h . k_t,h

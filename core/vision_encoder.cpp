@@ -193,6 +193,7 @@ struct vision_encoder::impl {
   at::Device device{at::kCPU};
   at::ScalarType dtype = at::kFloat;
   bool cpu_kernels = true;  // CPU f32 and not aten_only
+  bool store_f16 = false;   // keys and values stored in half precision (the CPU kernels only)
   double layer_tolerance = 0.0;
   std::map<stream_id, stream_store> streams;
   std::optional<store_budget> budget;  // set when bounded
@@ -202,9 +203,11 @@ struct vision_encoder::impl {
 
   std::uint64_t state_bytes() const {
     const std::int64_t l = static_cast<std::int64_t>(w.layers.size()), t = cfg.num_tokens(), d = cfg.hidden_size;
-    std::int64_t floats = 2 * l * t * d + static_cast<std::int64_t>(cfg.output_tokens()) * cfg.output_dim();
-    if (layer_tolerance > 0) floats += 5 * l * t * d + 2 * l * t * cfg.num_heads;
-    return static_cast<std::uint64_t>(floats) * static_cast<std::uint64_t>(c10::elementSize(dtype));
+    const auto size = static_cast<std::uint64_t>(c10::elementSize(dtype));
+    std::uint64_t bytes = static_cast<std::uint64_t>(2 * l * t * d) * (store_f16 ? 2 : size) +
+                          static_cast<std::uint64_t>(cfg.output_tokens()) * cfg.output_dim() * size;
+    if (layer_tolerance > 0) bytes += static_cast<std::uint64_t>(5 * l * t * d + 2 * l * t * cfg.num_heads) * size;
+    return bytes;
   }
 
   [[nodiscard]] at::TensorOptions opts() const { return at::TensorOptions().device(device).dtype(dtype); }
@@ -301,13 +304,23 @@ struct vision_encoder::impl {
     std::vector<attention_frame> frames;
     std::int64_t scores = 0;
     for (auto& a : active) {
-      float* kl = a.store->k[static_cast<std::int64_t>(l)].data_ptr<float>();
-      float* vl = a.store->v[static_cast<std::int64_t>(l)].data_ptr<float>();
-      const float* vn = v.data_ptr<float>() + a.offset * d;
       const std::int64_t* tok = a.tokens.data_ptr<std::int64_t>();
-      for (std::int64_t j = 0; j < a.count; ++j) std::memcpy(vl + tok[j] * d, vn + j * d, sizeof(float) * d);
-      attention_frame f{q.data_ptr<float>() + a.offset * d, o.data_ptr<float>() + a.offset * d, kl, vl,
-                        static_cast<int>(a.count), scores};
+      const float* vn = v.data_ptr<float>() + a.offset * d;
+      attention_frame f{q.data_ptr<float>() + a.offset * d, o.data_ptr<float>() + a.offset * d, nullptr, nullptr,
+                        nullptr, nullptr, static_cast<int>(a.count), scores};
+      if (store_f16) {
+        auto* kl = reinterpret_cast<std::uint16_t*>(a.store->k[static_cast<std::int64_t>(l)].data_ptr<at::Half>());
+        auto* vl = reinterpret_cast<std::uint16_t*>(a.store->v[static_cast<std::int64_t>(l)].data_ptr<at::Half>());
+        for (std::int64_t j = 0; j < a.count; ++j) to_half(vn + j * d, vl + tok[j] * d, d);
+        f.k_t16 = kl;
+        f.v16 = vl;
+      } else {
+        float* kl = a.store->k[static_cast<std::int64_t>(l)].data_ptr<float>();
+        float* vl = a.store->v[static_cast<std::int64_t>(l)].data_ptr<float>();
+        for (std::int64_t j = 0; j < a.count; ++j) std::memcpy(vl + tok[j] * d, vn + j * d, sizeof(float) * d);
+        f.k_t = kl;
+        f.v = vl;
+      }
       store_keys(f, shape, k.data_ptr<float>() + a.offset * d, tok, static_cast<int>(a.count));
       frames.push_back(f);
       scores += a.count * cfg.num_heads * t;
@@ -589,9 +602,10 @@ struct vision_encoder::impl {
       const bool fresh = !s.k.defined();
       if (fresh) {
         const auto layers = static_cast<std::int64_t>(w.layers.size());
-        s.k = cpu_kernels ? at::zeros({layers, cfg.num_heads, cfg.head_dim(), t}, opts())
+        const auto kv_opts = store_f16 ? opts().dtype(at::kHalf) : opts();
+        s.k = cpu_kernels ? at::zeros({layers, cfg.num_heads, cfg.head_dim(), t}, kv_opts)
                           : at::zeros({layers, t, d}, opts());
-        s.v = at::zeros({layers, t, d}, opts());
+        s.v = at::zeros({layers, t, d}, kv_opts);
         s.out = at::zeros({cfg.output_tokens(), cfg.output_dim()}, opts());
       }
       ++s.frames;
@@ -683,6 +697,17 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
     return error{errc::invalid_argument, "layer_tolerance must be a finite number >= 0 (0 = off), got " +
                                              std::to_string(options.layer_tolerance)};
   p->layer_tolerance = options.layer_tolerance;
+  if (options.store_dtype != "f32" && options.store_dtype != "f16")
+    return error{errc::invalid_argument, "store_dtype '" + options.store_dtype + "' (f32 or f16)"};
+  p->store_f16 = options.store_dtype == "f16";
+  if (p->store_f16 && !p->cpu_kernels)
+    return error{errc::invalid_argument, "store_dtype f16 is for the CPU kernels (device cpu, dtype f32); on an "
+                                         "accelerator set dtype instead"};
+  if (p->store_f16 && p->cfg.head_dim() % 8 != 0)
+    return error{errc::invalid_argument, "store_dtype f16 needs a head width that is a multiple of 8, not " +
+                                             std::to_string(p->cfg.head_dim())};
+  if (p->store_f16 && options.layer_tolerance > 0)
+    return error{errc::invalid_argument, "store_dtype f16 does not combine with layer_tolerance yet"};
   p->source = model;
   try {
     if (is_preset_name(model)) {
@@ -781,6 +806,7 @@ std::string vision_encoder::description() const {
      << c.layers_used() << " of " << c.num_layers << " layers run";
   if (c.projector_dim) os << ", projector to " << *c.projector_dim;
   if (impl_->layer_tolerance > 0) os << ", layer-wise recompute at tolerance " << impl_->layer_tolerance;
+  if (impl_->store_f16) os << ", f16 token store";
   os << ", " << impl_->device.str() << " " << c10::toString(impl_->dtype);
   return os.str();
 }

@@ -45,6 +45,9 @@ struct encoder_options {
   /// when a new stream's state would not fit, whole states of other streams
   /// are given up by the policy, and those streams run their next frame in full.
   store_budget_config store_budget;
+  /// "f16": keys and values of the token store in IEEE half precision on
+  /// the CPU (half the memory; the arithmetic stays f32). "f32" by default.
+  std::string store_dtype = "f32";
 };
 
 struct full_output {

@@ -54,6 +54,9 @@ void read_encoder(table_reader& r, encoder_spec& e) {
   e.options.dtype = r.string("dtype").value_or(e.options.dtype);
   e.options.threads = static_cast<int>(r.integer("threads", 0, 1024).value_or(0));
   e.options.layer_tolerance = r.number("layer_tolerance", 0.0, 1e6).value_or(0.0);
+  e.options.store_dtype = r.string("store_dtype").value_or("f32");
+  if (e.options.store_dtype != "f32" && e.options.store_dtype != "f16")
+    r.fail("store_dtype", "'" + e.options.store_dtype + "' (f32 or f16)");
   e.batch_tokens = static_cast<int>(r.integer("batch_tokens", 1, 1 << 20).value_or(e.batch_tokens));
   e.batch_timeout_ms = r.number("batch_timeout_ms", 0.0, 60000.0).value_or(e.batch_timeout_ms);
 }
@@ -171,6 +174,9 @@ std::vector<std::string> validate(const pipeline_spec& s) {
     if (s.encoder.options.layer_tolerance > 0)
       errors.push_back("[encoder].layer_tolerance: the remote node runs the encoder; start it with "
                        "--layer-tolerance instead");
+    if (s.encoder.options.store_dtype != "f32")
+      errors.push_back("[encoder].store_dtype: the remote node holds the token stores; start it with "
+                       "--store-dtype instead");
   } else if (is_preset_name(m)) {
     const auto c = *preset_config(m);
     if (c.image_size != s.cache.grid.image_size || c.patch_size != s.cache.grid.patch_size)

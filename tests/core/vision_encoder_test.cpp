@@ -367,3 +367,46 @@ TEST(store_budget_encoder, evicts_whole_states_and_refills_in_full) {
 
 }  // namespace
 }  // namespace vlcache
+
+namespace vlcache {
+namespace {
+
+// Keys and values stored in half precision: half the store's K/V bytes, and
+// the tokens within half precision's rounding of the f32 store's, frame by
+// frame over partial recomputes (the Python reference's seven frames).
+TEST(f16_store, halves_the_store_and_stays_close_to_f32) {
+  auto ref_set = *weight_set::open_file(dir + "sparse_reference.safetensors");
+  const auto pixels = *ref_set.read_f32("pixel_values", {7, 3, 32, 32});
+  const auto mask = *ref_set.read_f32("recompute_mask", {7, 16});
+  encoder_options half;
+  half.store_dtype = "f16";
+  auto f32 = load(dir + "llava_new");
+  auto f16 = std::move(*vision_encoder::load(dir + "llava_new", half));
+  EXPECT_NE(f16->description().find("f16 token store"), std::string::npos);
+  for (int f = 0; f < 7; ++f) {
+    std::vector<int> positions;
+    for (int p = 0; p < 16; ++p)
+      if (mask[f * 16 + p] != 0.0f) positions.push_back(p);
+    auto a = f32->encode({{0, pixels.data() + f * 3072, positions, false}});
+    auto b = f16->encode({{0, pixels.data() + f * 3072, positions, false}});
+    ASSERT_TRUE(a && b);
+    const double err = rel_error((*b)[0].features.to_vector(), (*a)[0].features.to_vector());
+    EXPECT_LE(err, 5e-3) << "frame " << f;
+    if (f > 0 && !positions.empty()) EXPECT_GT(err, 0.0) << "frame " << f << ": the store really is f16";
+  }
+  // K and V 2 layers x 17 tokens x 32 in 2 bytes, the output 16 x 48 in 4.
+  EXPECT_EQ(f16->store_bytes(0), 2u * 2 * 2 * 17 * 32 + 4u * 16 * 48);
+  EXPECT_EQ(f16->state_bytes(), f16->store_bytes(0));
+  encoder_options bad = half;
+  bad.layer_tolerance = 0.1;
+  expect_load_error(dir + "llava_new", {"store_dtype f16 does not combine with layer_tolerance"}, bad);
+  bad = half;
+  bad.aten_only = true;
+  expect_load_error(dir + "llava_new", {"store_dtype f16 is for the CPU kernels"}, bad);
+  bad = {};
+  bad.store_dtype = "f8";
+  expect_load_error(dir + "llava_new", {"store_dtype 'f8' (f32 or f16)"}, bad);
+}
+
+}  // namespace
+}  // namespace vlcache
