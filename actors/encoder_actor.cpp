@@ -8,6 +8,28 @@
 namespace vlcache::actors {
 namespace {
 
+/// A shadow check: the full forward of the frame against its cached tokens;
+/// below the floor, the stream's source is told to recompute everything.
+void check(caf::stateful_actor<encoder_state>* self, const frame_job& job, const frame_result& r) {
+  auto& s = self->state;
+  const auto started = steady::now();
+  auto full = s.encoder->encode_full({job.image->pixels.data()});
+  s.shadow_seconds += std::chrono::duration<double>(steady::now() - started).count();
+  if (!full) return;
+  const auto& f = (*full)[0].features;
+  const auto shape = f.shape();
+  const auto agree = compare_tokens(r.features.data(), f.data(), shape[0], shape[1]);
+  auto& c = s.shadow[job.tag.stream];
+  ++c.checks;
+  c.cosine_mean_sum += agree.cosine_mean;
+  c.cosine_min = std::min(c.cosine_min, agree.cosine_min);
+  c.last_mean = agree.cosine_mean;
+  if (agree.cosine_mean < s.settings.shadow.min_cosine) {
+    ++c.refreshes;
+    self->send(job.source, refresh_atom::value, job.tag.seq);
+  }
+}
+
 void flush(caf::stateful_actor<encoder_state>* self) {
   auto& s = self->state;
   ++s.batch_id;  // any timer armed for the old batch is now stale
@@ -38,6 +60,8 @@ void flush(caf::stateful_actor<encoder_state>* self) {
     auto& ps = s.per_stream[job.tag.stream];
     ++ps.first;
     ps.second += computed;
+    const std::uint64_t index = s.stream_frames[job.tag.stream]++;
+    if (s.encoder && shadow_due(s.settings.shadow, index, s.shadow_seconds, s.busy_seconds)) check(self, job, r);
     auto positions = std::make_shared<const std::vector<int>>(job.plan->positions);
     self->send(s.next, encoded_frame{std::move(job), r.features, std::move(positions), r.computed, r.full, now});
   }
@@ -92,6 +116,8 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
         c.busy_seconds = s.busy_seconds;
         c.tokens_per_frame = s.num_patches;
         c.per_stream = s.per_stream;
+        c.shadow = s.shadow;
+        c.shadow_seconds = s.shadow_seconds;
         c.layer_tokens = s.layer_tokens;
         c.layers = s.encoder ? s.encoder->config().layers_used() : 0;
         if (s.encoder) {

@@ -21,6 +21,7 @@
 #include <set>
 
 #include "actors/frame_messages.hpp"
+#include "core/shadow_check.hpp"
 #include "core/vision_encoder.hpp"
 
 namespace vlcache::actors {
@@ -28,6 +29,16 @@ namespace vlcache::actors {
 struct encoder_settings {
   int batch_tokens = 256;
   std::chrono::microseconds batch_timeout{20000};
+  shadow_config shadow;  ///< online fidelity checks (in-process encoder only)
+};
+
+/// A stream's online fidelity checks.
+struct shadow_counters {
+  std::uint64_t checks = 0, refreshes = 0;
+  double cosine_mean_sum = 0;  ///< over the checks: their mean cosines summed
+  double cosine_min = 1.0;     ///< the worst token of any check
+  double last_mean = 1.0;
+  [[nodiscard]] double cosine_mean() const noexcept { return checks ? cosine_mean_sum / checks : 1.0; }
 };
 
 struct encoder_state {
@@ -43,6 +54,9 @@ struct encoder_state {
   std::uint64_t batches = 0, frames = 0, tokens = 0;
   std::uint64_t layer_tokens = 0;  ///< patch tokens recomputed, summed over the layers
   double busy_seconds = 0;  ///< time spent encoding: the stage's standalone cost
+  double shadow_seconds = 0;  ///< time spent on fidelity checks (not in busy_seconds)
+  std::map<stream_id, std::uint64_t> stream_frames;  ///< frames encoded per stream, for the check schedule
+  std::map<stream_id, shadow_counters> shadow;
   std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> per_stream;  ///< frames, tokens computed
   static inline const char* name = "encoder";
 };
@@ -60,6 +74,8 @@ struct encoder_counters {
   /// bytes and the capacity (0 = unbounded).
   std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> evictions;
   std::uint64_t store_total = 0, store_peak = 0, store_capacity = 0;
+  std::map<stream_id, shadow_counters> shadow;  ///< online fidelity checks per stream
+  double shadow_seconds = 0;
 
   /// The share of patch tokens computed (the rest came from the cache; the
   /// hit rate is 1 minus it): `tokens` computed over `frames` frames. The

@@ -104,6 +104,9 @@ using eos_atom = caf::atom_constant<caf::atom("eos")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using end_stream_atom = caf::atom_constant<caf::atom("endstream")>;
+/// To a source: a shadow check found the stream's tokens drifted; its next
+/// frame recomputes every token.
+using refresh_atom = caf::atom_constant<caf::atom("refresh")>;
 
 }  // namespace vlcache::actors
 

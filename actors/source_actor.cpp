@@ -296,6 +296,7 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
         }
         schedule(self);
       },
+      [self](refresh_atom, std::uint64_t seq) { reset_stream(self, seq); },
       [self](done_atom, std::uint64_t seq, frame_outcome outcome) {
         auto& s = self->state;
         if (outcome == frame_outcome::lost) reset_stream(self, seq);

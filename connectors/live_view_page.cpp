@@ -35,6 +35,7 @@ function card(name) {
     '<tr><td>dropped</td><td class="dropped">-</td><td>failed</td><td class="failed">-</td></tr>' +
     '<tr><td>answered</td><td class="answered">-</td><td>in flight</td><td class="inflight">-</td></tr>' +
     '<tr><td>evicted</td><td class="evicted">-</td><td>refilled</td><td class="refilled">-</td></tr>' +
+    '<tr><td>fidelity</td><td class="fidelity" colspan="3">-</td></tr>' +
     '<tr><td>right</td><td class="score" colspan="3">-</td></tr></table>' +
     '<div class="answers"></div>';
   d.querySelector("h2").textContent = name;
@@ -78,6 +79,9 @@ async function tick() {
       text(c.el, "inflight", k.in_flight ?? "-");
       text(c.el, "evicted", k.evictions ?? "-");  // the store budget gave its tokens up
       text(c.el, "refilled", k.refills ?? "-");
+      text(c.el, "fidelity", k.fidelity_checks ? "cosine " + k.fidelity_cosine_mean.toFixed(5) + ", worst token " +
+           k.fidelity_cosine_min.toFixed(4) + " (" + k.fidelity_checks + " checks, " + k.fidelity_refreshes +
+           " refreshes)" : "not checked");
       text(c.el, "score", st.with_truth ? st.correct + " of " + st.with_truth + " with a known answer (" +
            (100 * st.correct / st.with_truth).toFixed(0) + " %)" : "no known answers");
       if (st.has_frame && st.frame_seq !== c.frameSeq) {

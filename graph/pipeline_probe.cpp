@@ -166,6 +166,26 @@ std::string to_prometheus(const pipeline_snapshot& s) {
   o << "vlcache_token_store_total_bytes " << s.encoder.store_total << "\n";
   family("vlcache_token_store_capacity_bytes", "gauge", "The stores' byte budget ([index].capacity_mb; 0 = unbounded).");
   o << "vlcache_token_store_capacity_bytes " << s.encoder.store_capacity << "\n";
+  family("vlcache_fidelity_checks_total", "counter", "Frames also run through the full forward and compared ([fidelity]).");
+  for (const auto& c : s.sources) {
+    auto f = s.encoder.shadow.find(c.stream);
+    o << "vlcache_fidelity_checks_total{" << stream_of(c) << "} " << (f == s.encoder.shadow.end() ? 0 : f->second.checks) << "\n";
+  }
+  family("vlcache_fidelity_cosine_mean", "gauge", "Mean token cosine to the full forward over the checks.");
+  for (const auto& c : s.sources) {
+    auto f = s.encoder.shadow.find(c.stream);
+    o << "vlcache_fidelity_cosine_mean{" << stream_of(c) << "} " << (f == s.encoder.shadow.end() ? 1.0 : f->second.cosine_mean()) << "\n";
+  }
+  family("vlcache_fidelity_cosine_min", "gauge", "The worst token's cosine to the full forward in any check.");
+  for (const auto& c : s.sources) {
+    auto f = s.encoder.shadow.find(c.stream);
+    o << "vlcache_fidelity_cosine_min{" << stream_of(c) << "} " << (f == s.encoder.shadow.end() ? 1.0 : f->second.cosine_min) << "\n";
+  }
+  family("vlcache_fidelity_refreshes_total", "counter", "Checks below [fidelity].min_cosine: the stream was recomputed.");
+  for (const auto& c : s.sources) {
+    auto f = s.encoder.shadow.find(c.stream);
+    o << "vlcache_fidelity_refreshes_total{" << stream_of(c) << "} " << (f == s.encoder.shadow.end() ? 0 : f->second.refreshes) << "\n";
+  }
   family("vlcache_encoder_batches_total", "counter", "Batches the encoder ran.");
   o << "vlcache_encoder_batches_total " << s.encoder.batches << "\n";
   family("vlcache_encoder_busy_seconds_total", "counter", "Seconds the encoder spent computing.");
@@ -226,6 +246,10 @@ nlohmann::json per_stream_json(const pipeline_snapshot& s) {
                    {"tokens_computed", computed},
                    {"evictions", evictions},
                    {"refills", refills},
+                   {"fidelity_checks", s.encoder.shadow.count(c.stream) ? s.encoder.shadow.at(c.stream).checks : 0},
+                   {"fidelity_cosine_mean", s.encoder.shadow.count(c.stream) ? s.encoder.shadow.at(c.stream).cosine_mean() : 1.0},
+                   {"fidelity_cosine_min", s.encoder.shadow.count(c.stream) ? s.encoder.shadow.at(c.stream).cosine_min : 1.0},
+                   {"fidelity_refreshes", s.encoder.shadow.count(c.stream) ? s.encoder.shadow.at(c.stream).refreshes : 0},
                    {"hit_rate", s.encoder.hit_rate(c.stream)}};
   }
   return out;

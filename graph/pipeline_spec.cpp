@@ -168,6 +168,9 @@ std::vector<std::string> validate(const pipeline_spec& s) {
   const auto& m = s.encoder.model;
   if (!s.encoder.remote.empty()) {
     // The node loads the model; its grid is checked when the pipeline connects.
+    if (s.fidelity.enabled())
+      errors.push_back("[fidelity].shadow_every: the checks run the full forward beside the cached one, in "
+                       "the encoder's process; with a remote encoder they cannot (remove [fidelity])");
     if (s.cache.index)
       errors.push_back("[index]: the remote node holds the token stores; a budget for them cannot be set "
                        "from here (remove [index] or run the encoder in this process)");
@@ -234,6 +237,12 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   table_reader d(top.table("drift"), "drift", out.errors);
   read_drift(d, out.spec.drift);
   d.reject_unknown_keys();
+  table_reader fi(top.table("fidelity"), "fidelity", out.errors);
+  auto& fc = out.spec.fidelity;
+  fc.every = static_cast<int>(fi.integer("shadow_every", 0, 1 << 30).value_or(0));
+  fc.max_share = fi.number("max_share", 1e-6, 100.0).value_or(fc.max_share);
+  fc.min_cosine = fi.number("min_cosine", 0.0, 1.0).value_or(0.0);
+  fi.reject_unknown_keys();
   table_reader e(top.table("encoder"), "encoder", out.errors);
   read_encoder(e, out.spec.encoder);
   e.reject_unknown_keys();

@@ -12,6 +12,7 @@
 #include "core/answer_policy.hpp"
 #include "core/answerer.hpp"
 #include "core/drift_policy.hpp"
+#include "core/shadow_check.hpp"
 #include "core/vision_encoder.hpp"
 #include "graph/cache_spec.hpp"
 #include "graph/sink_registry.hpp"
@@ -91,6 +92,7 @@ struct pipeline_spec {
   llm_spec llm;
   view_spec view;
   flow_spec flow;
+  shadow_config fidelity;  ///< [fidelity]: online checks against the full forward
   std::vector<sink_spec> sinks;
 };
 

@@ -5,6 +5,17 @@
 
 namespace vlcache::graph {
 
+namespace {
+
+nlohmann::json fidelity_json(const actors::encoder_counters& enc, stream_id stream) {
+  auto it = enc.shadow.find(stream);
+  if (it == enc.shadow.end()) return {{"checks", 0}};
+  const auto& c = it->second;
+  return {{"checks", c.checks}, {"cosine_mean", c.cosine_mean()}, {"cosine_min", c.cosine_min}, {"refreshes", c.refreshes}};
+}
+
+}  // namespace
+
 nlohmann::json summarize(run_facts f) {
   const actors::latency_report& report = f.final.latency;
   const actors::encoder_counters& enc = f.final.encoder;
@@ -37,6 +48,7 @@ nlohmann::json summarize(run_facts f) {
                                   {"hit_rate", enc.hit_rate(c.stream)},
                                   {"store_evictions", ev.first},
                                   {"store_refills", ev.second},
+                                  {"fidelity", fidelity_json(enc, c.stream)},
                                   {"error", c.error}});
   }
   nlohmann::json stages;
@@ -94,6 +106,22 @@ nlohmann::json summarize(run_facts f) {
       std::printf("  token stores: peak %.1f of %.1f MiB ([index]), %llu evictions, %llu frames refilled in full\n",
                   enc.store_peak / 1048576.0, enc.store_capacity / 1048576.0, static_cast<unsigned long long>(evictions),
                   static_cast<unsigned long long>(refills));
+  }
+  if (!enc.shadow.empty()) {
+    std::uint64_t checks = 0, refreshes = 0;
+    double sum = 0, worst = 1.0;
+    for (const auto& [stream, c] : enc.shadow) {
+      checks += c.checks;
+      refreshes += c.refreshes;
+      sum += c.cosine_mean_sum;
+      worst = std::min(worst, c.cosine_min);
+    }
+    summary["fidelity"] = {{"checks", checks}, {"cosine_mean", checks ? sum / checks : 1.0}, {"cosine_min", worst},
+                           {"refreshes", refreshes}, {"seconds", enc.shadow_seconds}};
+    std::printf("  fidelity: %llu checks against the full forward, cosine mean %.5f, worst token %.4f, %llu refreshes "
+                "(%.1f s of checks)\n",
+                static_cast<unsigned long long>(checks), checks ? sum / checks : 1.0, worst,
+                static_cast<unsigned long long>(refreshes), enc.shadow_seconds);
   }
   std::printf("  tokens computed %.1f%% (hit rate %.1f%%; first frames and refreshes included)\n", 100 * total_share,
               100 * (1 - total_share));

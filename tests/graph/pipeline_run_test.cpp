@@ -268,5 +268,40 @@ TEST(pipeline_run, store_budget_evicts_and_refills_without_losing_frames) {
   EXPECT_EQ(unbounded["token_store"]["capacity_bytes"].get<int>(), 0);
 }
 
+// Online fidelity: with a deliberately loose gate (mean absolute difference
+// up to 60 reused) the cached tokens drift from the full forward; checks
+// every 2nd frame (a budget of 100x the encoder's time: a cached frame costs
+// far less than its check) notice and refresh the streams, and the frames
+// stay accounted. With a strict gate the same checks pass without refreshes.
+TEST(pipeline_run, fidelity_checks_refresh_a_stream_whose_tokens_drifted) {
+  const std::string body = R"(
+    [pipeline]
+    drop_policy = "block"
+    max_in_flight = 2
+    progress_seconds = 0
+    [input]
+    image_size = 32
+    patch_size = 8
+    [encoder]
+    model = "tiny"
+    batch_tokens = 16
+    [fidelity]
+    shadow_every = 2
+    max_share = 100
+    min_cosine = 0.9999
+  )";
+  const auto loose = run(body + "[gate]\nmad = 60\n" + cameras(2, 20));
+  expect_accounted(loose);
+  ASSERT_TRUE(loose.contains("fidelity")) << loose.dump();
+  EXPECT_GE(loose["fidelity"]["checks"].get<int>(), 10);
+  EXPECT_GT(loose["fidelity"]["refreshes"].get<int>(), 0) << loose["fidelity"].dump();
+  EXPECT_LT(loose["fidelity"]["cosine_min"].get<double>(), 0.9999);
+  for (const auto& st : loose["streams"]) EXPECT_GT(st["fidelity"]["checks"].get<int>(), 0);
+  const auto strict = run(body + "[gate]\nmad = 0\n" + cameras(2, 20));
+  expect_accounted(strict);
+  EXPECT_EQ(strict["fidelity"]["refreshes"].get<int>(), 0) << strict["fidelity"].dump();
+  EXPECT_GT(strict["fidelity"]["cosine_mean"].get<double>(), 0.99999);
+}
+
 }  // namespace
 }  // namespace vlcache::graph
