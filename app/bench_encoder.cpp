@@ -20,6 +20,7 @@
 #include "core/patch_signatures.hpp"
 #include "core/preprocess.hpp"
 #include "core/reference_gate.hpp"
+#include "core/shadow_check.hpp"
 #include "core/statistics.hpp"
 #include "core/vision_encoder.hpp"
 #include "graph/cache_spec.hpp"
@@ -57,18 +58,14 @@ struct fidelity {
     for (std::int64_t t = 0; t < tokens; ++t) {
       const float* a = sparse + t * dim;
       const float* b = full + t * dim;
-      double dot = 0, na = 0, nb = 0;
       for (std::int64_t i = 0; i < dim; ++i) {
-        dot += double(a[i]) * b[i];
-        na += double(a[i]) * a[i];
-        nb += double(b[i]) * b[i];
         const double e = a[i] - b[i], n = b[i] - prev_full[t * dim + i];
         err2 += e * e;
         naive2 += n * n;
         frame_max = std::max(frame_max, std::fabs(e));
         full_max = std::max(full_max, std::fabs(double(b[i])));
       }
-      const double cos = dot / std::sqrt(std::max(na * nb, 1e-30));
+      const double cos = token_cosine(a, b, dim);
       cosines.push_back(cos);
       (fresh[t] ? cos_recomputed : cos_reused).push_back(cos);
     }

@@ -11,21 +11,23 @@ bool shadow_due(const shadow_config& c, std::uint64_t frame, double shadow_secon
   return shadow_seconds <= c.max_share * encode_seconds;
 }
 
+double token_cosine(const float* a, const float* b, std::int64_t dim) noexcept {
+  double dot = 0, na = 0, nb = 0;
+  for (std::int64_t i = 0; i < dim; ++i) {
+    dot += double(a[i]) * b[i];
+    na += double(a[i]) * a[i];
+    nb += double(b[i]) * b[i];
+  }
+  return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : (na == nb ? 1.0 : 0.0);
+}
+
 token_agreement compare_tokens(const float* cached, const float* full, std::int64_t tokens,
                                std::int64_t dim) noexcept {
   token_agreement out;
   if (tokens <= 0) return out;
   double sum = 0, worst = 1.0;
   for (std::int64_t t = 0; t < tokens; ++t) {
-    const float* a = cached + t * dim;
-    const float* b = full + t * dim;
-    double dot = 0, na = 0, nb = 0;
-    for (std::int64_t i = 0; i < dim; ++i) {
-      dot += double(a[i]) * b[i];
-      na += double(a[i]) * a[i];
-      nb += double(b[i]) * b[i];
-    }
-    const double cos = na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : (na == nb ? 1.0 : 0.0);
+    const double cos = token_cosine(cached + t * dim, full + t * dim, dim);
     sum += cos;
     worst = std::min(worst, cos);
   }

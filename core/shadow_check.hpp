@@ -32,6 +32,9 @@ struct token_agreement {
   double cosine_min = 1.0;  ///< the worst token of the frame
 };
 
+/// Cosine of two vectors of `dim` floats (1 when both are zero, 0 when one is).
+[[nodiscard]] double token_cosine(const float* a, const float* b, std::int64_t dim) noexcept;
+
 /// `cached` and `full` are [tokens, dim] row-major.
 [[nodiscard]] token_agreement compare_tokens(const float* cached, const float* full, std::int64_t tokens,
                                              std::int64_t dim) noexcept;

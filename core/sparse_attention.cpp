@@ -177,32 +177,20 @@ void weighted_sum(const float* p, const T* v, int tokens, int width, float* out)
 }
 }  // namespace
 
-void attention_apply(const attention_frame& f, const attention_shape& s, int head, const float* probs) {
+namespace {
+
+float value_at(const float* v, std::int64_t i) { return v[i]; }
+float value_at(const std::uint16_t* v, std::int64_t i) {
+  float x = 0;
+  from_half(v + i, &x, 1);
+  return x;
+}
+
+/// The weighted sums of one head for every query of the frame, values
+/// stored as T (f32 or half).
+template <typename T>
+void apply_head(const attention_frame& f, const attention_shape& s, int head, const float* base, const T* v) {
   const int w = s.width(), dh = s.head_dim, n = s.tokens;
-  const float* base = probs + f.score_offset + static_cast<std::int64_t>(head) * f.m * n;
-  if (f.v16 != nullptr) {
-    const std::uint16_t* v = f.v16 + head * dh;
-    for (int i = 0; i < f.m; ++i) {
-      const float* p = base + static_cast<std::int64_t>(i) * n;
-      float* out = f.out + static_cast<std::int64_t>(i) * w + head * dh;
-      switch (dh) {
-        case 32: weighted_sum<4>(p, v, n, w, out); break;
-        case 64: weighted_sum<8>(p, v, n, w, out); break;
-        case 128: weighted_sum<16>(p, v, n, w, out); break;
-        default: {
-          std::fill(out, out + dh, 0.0f);
-          float row[8];
-          for (int t = 0; t < n; ++t)
-            for (int d = 0; d < dh; d += 8) {  // head_dim is a multiple of 8 (checked at load)
-              store8(row, load8h(v + static_cast<std::int64_t>(t) * w + d));
-              for (int j = 0; j < 8; ++j) out[d + j] += p[t] * row[j];
-            }
-        }
-      }
-    }
-    return;
-  }
-  const float* v = f.v + head * dh;
   for (int i = 0; i < f.m; ++i) {
     const float* p = base + static_cast<std::int64_t>(i) * n;
     float* out = f.out + static_cast<std::int64_t>(i) * w + head * dh;
@@ -213,9 +201,17 @@ void attention_apply(const attention_frame& f, const attention_shape& s, int hea
       default:
         std::fill(out, out + dh, 0.0f);
         for (int t = 0; t < n; ++t)
-          for (int d = 0; d < dh; ++d) out[d] += p[t] * v[static_cast<std::int64_t>(t) * w + d];
+          for (int d = 0; d < dh; ++d) out[d] += p[t] * value_at(v, static_cast<std::int64_t>(t) * w + d);
     }
   }
+}
+
+}  // namespace
+
+void attention_apply(const attention_frame& f, const attention_shape& s, int head, const float* probs) {
+  const float* base = probs + f.score_offset + static_cast<std::int64_t>(head) * f.m * s.tokens;
+  if (f.v16 != nullptr) apply_head(f, s, head, base, f.v16 + head * s.head_dim);
+  else apply_head(f, s, head, base, f.v + head * s.head_dim);
 }
 
 }  // namespace vlcache

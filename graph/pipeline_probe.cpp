@@ -149,43 +149,39 @@ std::string to_prometheus(const pipeline_snapshot& s) {
   family("vlcache_token_store_bytes", "gauge", "Bytes of the stream's token store (K/V, tokens).");
   for (std::size_t i = 0; i < tokens.size(); ++i)
     o << "vlcache_token_store_bytes{" << stream_of(s.sources[i]) << "} " << tokens[i].store << "\n";
-  family("vlcache_token_store_evictions_total", "counter",
-         "Times the stream's token store was given up to make room within [index].capacity_mb.");
-  for (const auto& c : s.sources) {
-    auto e = s.encoder.evictions.find(c.stream);
-    o << "vlcache_token_store_evictions_total{" << stream_of(c) << "} "
-      << (e == s.encoder.evictions.end() ? 0 : e->second.first) << "\n";
-  }
-  family("vlcache_token_store_refills_total", "counter", "Frames that ran in full because the store had been evicted.");
-  for (const auto& c : s.sources) {
-    auto e = s.encoder.evictions.find(c.stream);
-    o << "vlcache_token_store_refills_total{" << stream_of(c) << "} "
-      << (e == s.encoder.evictions.end() ? 0 : e->second.second) << "\n";
-  }
+  // One sample per camera, from the encoder's per-stream figures.
+  auto per_camera = [&](const char* name, const char* type, const char* help, const auto& value) {
+    family(name, type, help);
+    for (const auto& c : s.sources) o << name << "{" << stream_of(c) << "} " << value(c.stream) << "\n";
+  };
+  auto evictions = [&](stream_id id) {
+    auto e = s.encoder.evictions.find(id);
+    return e == s.encoder.evictions.end() ? std::pair<std::uint64_t, std::uint64_t>{} : e->second;
+  };
+  per_camera("vlcache_token_store_evictions_total", "counter",
+             "Times the stream's token store was given up to make room within [index].capacity_mb.",
+             [&](stream_id id) { return evictions(id).first; });
+  per_camera("vlcache_token_store_refills_total", "counter",
+             "Frames that ran in full because the store had been evicted.",
+             [&](stream_id id) { return evictions(id).second; });
   family("vlcache_token_store_total_bytes", "gauge", "Bytes of all streams' token stores together.");
   o << "vlcache_token_store_total_bytes " << s.encoder.store_total << "\n";
   family("vlcache_token_store_capacity_bytes", "gauge", "The stores' byte budget ([index].capacity_mb; 0 = unbounded).");
   o << "vlcache_token_store_capacity_bytes " << s.encoder.store_capacity << "\n";
-  family("vlcache_fidelity_checks_total", "counter", "Frames also run through the full forward and compared ([fidelity]).");
-  for (const auto& c : s.sources) {
-    auto f = s.encoder.shadow.find(c.stream);
-    o << "vlcache_fidelity_checks_total{" << stream_of(c) << "} " << (f == s.encoder.shadow.end() ? 0 : f->second.checks) << "\n";
-  }
-  family("vlcache_fidelity_cosine_mean", "gauge", "Mean token cosine to the full forward over the checks.");
-  for (const auto& c : s.sources) {
-    auto f = s.encoder.shadow.find(c.stream);
-    o << "vlcache_fidelity_cosine_mean{" << stream_of(c) << "} " << (f == s.encoder.shadow.end() ? 1.0 : f->second.cosine_mean()) << "\n";
-  }
-  family("vlcache_fidelity_cosine_min", "gauge", "The worst token's cosine to the full forward in any check.");
-  for (const auto& c : s.sources) {
-    auto f = s.encoder.shadow.find(c.stream);
-    o << "vlcache_fidelity_cosine_min{" << stream_of(c) << "} " << (f == s.encoder.shadow.end() ? 1.0 : f->second.cosine_min) << "\n";
-  }
-  family("vlcache_fidelity_refreshes_total", "counter", "Checks below [fidelity].min_cosine: the stream was recomputed.");
-  for (const auto& c : s.sources) {
-    auto f = s.encoder.shadow.find(c.stream);
-    o << "vlcache_fidelity_refreshes_total{" << stream_of(c) << "} " << (f == s.encoder.shadow.end() ? 0 : f->second.refreshes) << "\n";
-  }
+  auto shadow = [&](stream_id id) {
+    auto f = s.encoder.shadow.find(id);
+    return f == s.encoder.shadow.end() ? actors::shadow_counters{} : f->second;
+  };
+  per_camera("vlcache_fidelity_checks_total", "counter",
+             "Frames also run through the full forward and compared ([fidelity]).",
+             [&](stream_id id) { return shadow(id).checks; });
+  per_camera("vlcache_fidelity_cosine_mean", "gauge", "Mean token cosine to the full forward over the checks.",
+             [&](stream_id id) { return shadow(id).cosine_mean(); });
+  per_camera("vlcache_fidelity_cosine_min", "gauge", "The worst token's cosine to the full forward in any check.",
+             [&](stream_id id) { return shadow(id).cosine_min; });
+  per_camera("vlcache_fidelity_refreshes_total", "counter",
+             "Checks below [fidelity].min_cosine: the stream was recomputed.",
+             [&](stream_id id) { return shadow(id).refreshes; });
   family("vlcache_encoder_batches_total", "counter", "Batches the encoder ran.");
   o << "vlcache_encoder_batches_total " << s.encoder.batches << "\n";
   family("vlcache_encoder_busy_seconds_total", "counter", "Seconds the encoder spent computing.");
@@ -227,6 +223,8 @@ nlohmann::json per_stream_json(const pipeline_snapshot& s) {
     auto ev = s.encoder.evictions.find(c.stream);
     const std::uint64_t evictions = ev == s.encoder.evictions.end() ? 0 : ev->second.first;
     const std::uint64_t refills = ev == s.encoder.evictions.end() ? 0 : ev->second.second;
+    auto sh = s.encoder.shadow.find(c.stream);
+    const actors::shadow_counters checks = sh == s.encoder.shadow.end() ? actors::shadow_counters{} : sh->second;
     // null, not 0, when the answerer (busy with a batch) did not answer the probe.
     nlohmann::json answered = s.answered("answerer") ? nlohmann::json(0) : nlohmann::json(nullptr);
     if (s.answers) {
@@ -246,10 +244,10 @@ nlohmann::json per_stream_json(const pipeline_snapshot& s) {
                    {"tokens_computed", computed},
                    {"evictions", evictions},
                    {"refills", refills},
-                   {"fidelity_checks", s.encoder.shadow.count(c.stream) ? s.encoder.shadow.at(c.stream).checks : 0},
-                   {"fidelity_cosine_mean", s.encoder.shadow.count(c.stream) ? s.encoder.shadow.at(c.stream).cosine_mean() : 1.0},
-                   {"fidelity_cosine_min", s.encoder.shadow.count(c.stream) ? s.encoder.shadow.at(c.stream).cosine_min : 1.0},
-                   {"fidelity_refreshes", s.encoder.shadow.count(c.stream) ? s.encoder.shadow.at(c.stream).refreshes : 0},
+                   {"fidelity_checks", checks.checks},
+                   {"fidelity_cosine_mean", checks.cosine_mean()},
+                   {"fidelity_cosine_min", checks.cosine_min},
+                   {"fidelity_refreshes", checks.refreshes},
                    {"hit_rate", s.encoder.hit_rate(c.stream)}};
   }
   return out;

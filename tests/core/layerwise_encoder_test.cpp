@@ -9,21 +9,14 @@
 
 #include "core/safetensors.hpp"
 #include "core/vision_encoder.hpp"
+#include "support/rel_error.hpp"
 
 namespace vlcache {
 namespace {
 
 const std::string model = std::string(VLCACHE_FIXTURES) + "/clip_tiny/llava_new";
 
-double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    num = std::max(num, static_cast<double>(std::fabs(a[i] - b[i])));
-    den = std::max(den, static_cast<double>(std::fabs(b[i])));
-  }
-  return den == 0 ? num : num / den;
-}
+using testing_support::rel_error;  // max |a - b| / max |b|, the 1e-5 the issues refer to
 
 /// The fixture's seven frames (tests/fixtures/make_sparse_reference.py):
 /// pixels change inside and outside every recompute set.

@@ -10,22 +10,14 @@
 
 #include "core/safetensors.hpp"
 #include "core/vision_encoder.hpp"
+#include "support/rel_error.hpp"
 
 namespace vlcache {
 namespace {
 
 const std::string dir = std::string(VLCACHE_FIXTURES) + "/clip_tiny/";
 
-/// max |a - b| / max |b|: the relative error the issue's 1e-5 refers to.
-double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    num = std::max(num, static_cast<double>(std::fabs(a[i] - b[i])));
-    den = std::max(den, static_cast<double>(std::fabs(b[i])));
-  }
-  return den == 0 ? num : num / den;
-}
+using testing_support::rel_error;  // max |a - b| / max |b|, the 1e-5 the issues refer to
 
 struct reference {
   weight_set w;
@@ -392,7 +384,9 @@ TEST(f16_store, halves_the_store_and_stays_close_to_f32) {
     ASSERT_TRUE(a && b);
     const double err = rel_error((*b)[0].features.to_vector(), (*a)[0].features.to_vector());
     EXPECT_LE(err, 5e-3) << "frame " << f;
-    if (f > 0 && !positions.empty()) EXPECT_GT(err, 0.0) << "frame " << f << ": the store really is f16";
+    if (f > 0 && !positions.empty()) {
+      EXPECT_GT(err, 0.0) << "frame " << f << ": the store really is f16";
+    }
   }
   // K and V 2 layers x 17 tokens x 32 in 2 bytes, the output 16 x 48 in 4.
   EXPECT_EQ(f16->store_bytes(0), 2u * 2 * 2 * 17 * 32 + 4u * 16 * 48);
