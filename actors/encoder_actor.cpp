@@ -39,7 +39,7 @@ void flush(caf::stateful_actor<encoder_state>* self) {
     batch.push_back({job.tag.stream, job.image->pixels.data(), job.plan->positions, job.plan->full});
   const auto started = steady::now();
   auto results = s.encoder ? s.encoder->encode(batch)
-                          : encode_remote(self->system(), s.remote, batch, s.pixels_per_frame);
+                          : encode_remote(self->system(), s.remote, batch, s.pixels_per_frame, s.settings.remote_timeout);
   const auto now = steady::now();
   s.busy_seconds += std::chrono::duration<double>(now - started).count();
   for (std::size_t i = 0; i < s.pending.size(); ++i) {

@@ -30,6 +30,7 @@ struct encoder_settings {
   int batch_tokens = 256;
   std::chrono::microseconds batch_timeout{20000};
   shadow_config shadow;  ///< online fidelity checks (in-process encoder only)
+  std::chrono::seconds remote_timeout{30};  ///< a remote node's reply to one batch
 };
 
 /// A stream's online fidelity checks.

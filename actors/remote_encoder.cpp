@@ -60,7 +60,8 @@ caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<
 }
 
 expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const caf::actor& node,
-                                                  const std::vector<frame_request>& batch, int pixels_per_frame) {
+                                                  const std::vector<frame_request>& batch, int pixels_per_frame,
+                                                  std::chrono::seconds timeout) {
   remote_encode_request req;
   for (const auto& f : batch) {
     remote_frame rf;
@@ -72,28 +73,45 @@ expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const 
     req.frames.push_back(std::move(rf));
   }
   caf::scoped_actor self{sys};
-  expected<std::vector<frame_result>> out = error{errc::io_error, "no reply from the remote encoder"};
-  self->request(node, std::chrono::seconds(60), std::move(req))
-      .receive(
-          [&](remote_encode_reply& reply) {
-            std::vector<frame_result> results;
-            for (auto& r : reply.results) {
-              if (r.features.size() != sizeof(float) * static_cast<std::size_t>(r.rows * r.cols)) {
-                out = error{errc::io_error, "remote encoder: a reply for stream " + std::to_string(r.stream) +
-                                                " has the wrong size"};
-                return;
-              }
-              frame_result fr;
-              fr.stream = r.stream;
-              fr.features = tensor_handle::from_floats(reinterpret_cast<const float*>(r.features.data()), {r.rows, r.cols});
-              fr.computed = r.computed;
-              fr.layer_tokens = r.layer_tokens;
-              fr.full = r.full;
-              results.push_back(std::move(fr));
-            }
-            out = std::move(results);
-          },
-          [&](const caf::error& e) { out = error{errc::io_error, "remote encoder: " + sys.render(e)}; });
+  // Monitored for the length of the request: a node that dies (its process
+  // killed, its connection dropped) fails the batch at once instead of after
+  // the timeout.
+  self->monitor(node);
+  expected<std::vector<frame_result>> out =
+      error{errc::io_error, "remote encoder: no reply within " + std::to_string(timeout.count()) + " s"};
+  self->send(node, std::move(req));
+  bool waiting = true;
+  self->receive_while([&] { return waiting; })(
+      [&](remote_encode_reply& reply) {
+        waiting = false;
+        std::vector<frame_result> results;
+        for (auto& r : reply.results) {
+          if (r.features.size() != sizeof(float) * static_cast<std::size_t>(r.rows * r.cols)) {
+            out = error{errc::io_error, "remote encoder: a reply for stream " + std::to_string(r.stream) +
+                                            " has the wrong size"};
+            return;
+          }
+          frame_result fr;
+          fr.stream = r.stream;
+          fr.features = tensor_handle::from_floats(reinterpret_cast<const float*>(r.features.data()), {r.rows, r.cols});
+          fr.computed = r.computed;
+          fr.layer_tokens = r.layer_tokens;
+          fr.full = r.full;
+          results.push_back(std::move(fr));
+        }
+        out = std::move(results);
+      },
+      [&](caf::error& e) {
+        waiting = false;
+        out = error{errc::io_error, "remote encoder: " + sys.render(e)};
+      },
+      [&](const caf::down_msg& d) {
+        if (d.source != node.address()) return;
+        waiting = false;
+        out = error{errc::io_error, "remote encoder: the node went down (" + sys.render(d.reason) + ")"};
+      },
+      caf::after(timeout) >> [&] { waiting = false; });
+  self->demonitor(node);
   return out;
 }
 

@@ -83,9 +83,10 @@ void announce_remote_types(caf::actor_system_config& cfg);
 caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<vision_encoder> encoder);
 
 /// The pipeline side: a vision_encoder::encode over the network (blocking;
-/// called from the encoder actor's own thread).
+/// called from the encoder actor's own thread). Fails after `timeout`, or
+/// at once when the node goes down meanwhile (it is monitored).
 [[nodiscard]] expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const caf::actor& node,
                                                                 const std::vector<frame_request>& batch,
-                                                                int pixels_per_frame);
+                                                                int pixels_per_frame, std::chrono::seconds timeout);
 
 }  // namespace vlcache::actors

@@ -242,6 +242,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   es.batch_tokens = spec.encoder.batch_tokens;
   es.batch_timeout = std::chrono::microseconds(static_cast<long>(spec.encoder.batch_timeout_ms * 1000));
   es.shadow = spec.fidelity;
+  es.remote_timeout = std::chrono::seconds(spec.encoder.remote_timeout_s);
   // The encoder computes for a long time per message: its own thread keeps
   // it from starving the scheduler that decodes, hashes and gates.
   g.encoder = sys.spawn<caf::detached>(actors::encoder_actor, backend, es, reassembly);

@@ -48,6 +48,7 @@ void read_drift(table_reader& r, drift_config& d) {
 void read_encoder(table_reader& r, encoder_spec& e) {
   e.model = r.string("model").value_or(e.model);
   e.remote = r.string("remote").value_or("");
+  e.remote_timeout_s = static_cast<int>(r.integer("remote_timeout_s", 1, 3600).value_or(e.remote_timeout_s));
   if (!e.remote.empty() && e.remote.rfind(':') == std::string::npos)
     r.fail("remote", "'" + e.remote + "' is not HOST:PORT");
   e.options.device = r.string("device").value_or(e.options.device);

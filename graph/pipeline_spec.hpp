@@ -47,6 +47,7 @@ struct flow_spec {
 struct encoder_spec {
   std::string model = "vit-b16";
   std::string remote;  ///< HOST:PORT of a `vlcache node --role encoder`; empty: in-process
+  int remote_timeout_s = 30;  ///< a batch the node has not answered by then fails (a dead node: at once)
   encoder_options options;
   int batch_tokens = 256;     ///< run a batch once this many tokens wait
   double batch_timeout_ms = 20.0;

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# An encoder node killed (SIGKILL) in the middle of a run: the pipeline
+# notices at once (the node is monitored), the frames it cannot encode fail,
+# counted, and the run ends when its cameras do instead of stalling on a
+# request timeout (the timeout in the config is 30 s; the cameras have about
+# 4 s of frames left when the node dies).
+set -euo pipefail
+vlcache="$1"; cfg="$2"
+work="$(mktemp -d)"
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+cd "$work"
+# A port nobody holds (a fixed one can sit in TIME_WAIT after a previous run).
+port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+sed "s/127.0.0.1:5612/127.0.0.1:$port/" "$cfg" > pipeline.toml
+"$vlcache" node --role encoder --listen "$port" --model tiny > node.txt 2>&1 &
+node=$!
+for _ in $(seq 600); do grep -q "listening" node.txt && break; sleep 0.1; done   # handshake
+grep -q "listening" node.txt || { echo "node never listened"; cat node.txt; exit 1; }
+timeout 60 "$vlcache" run pipeline.toml --summary-json summary.json > run.txt 2>&1 &
+run=$!
+# Frames flowing through the node first.
+for _ in $(seq 300); do [ -f dies.jsonl ] && [ "$(wc -l < dies.jsonl)" -ge 20 ] && break; sleep 0.1; done
+[ "$(wc -l < dies.jsonl)" -ge 20 ] || { echo "no frames came through the node"; cat run.txt; exit 1; }
+kill -9 $node
+killed=$(date +%s.%N)
+set +e
+wait $run
+rc=$?
+set -e
+ended=$(date +%s.%N)
+/usr/bin/python3 - "$rc" "$killed" "$ended" <<'PY'
+import json, sys
+rc, killed, ended = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+s = json.load(open("summary.json"))
+failed = sum(st["frames_failed"] for st in s["streams"])
+encoded = sum(st["frames_encoded"] for st in s["streams"])
+after = ended - killed
+print(f"node killed: run ended {after:.1f} s later (exit status {rc}); {encoded} frames encoded, {failed} failed, accounted {s['accounted']}")
+assert s["accounted"], "every frame must be accounted for"
+assert failed > 0, "frames after the kill must fail, counted"
+assert encoded >= 20
+assert after < 15, f"the run stalled {after:.1f} s after the node died"
+PY
