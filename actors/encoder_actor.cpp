@@ -1,6 +1,7 @@
 #include "actors/encoder_actor.hpp"
 
 #include <caf/all.hpp>
+#include <caf/io/all.hpp>
 #include <numeric>
 
 #include "actors/remote_encoder.hpp"
@@ -30,6 +31,25 @@ void check(caf::stateful_actor<encoder_state>* self, const frame_job& job, const
   }
 }
 
+/// After a failed batch, the node is reached again (the same process, or a
+/// new one on its address) before the next; at most one attempt a second.
+/// Its token stores are gone with it, so each stream's next frame runs in
+/// full there (the node's encoder holds no state for it).
+bool reach_node(caf::stateful_actor<encoder_state>* self) {
+  auto& s = self->state;
+  if (!s.remote_down) return true;
+  const auto now = steady::now();
+  if (now < s.next_reconnect) return false;
+  s.next_reconnect = now + std::chrono::seconds(1);
+  auto node = self->system().middleman().remote_actor(s.remote_host, s.remote_port);
+  if (!node) return false;
+  s.remote = *node;
+  s.remote_down = false;
+  ++s.reconnects;
+  caf::aout(self) << "encoder: reconnected to the node at " << s.remote_host << ":" << s.remote_port << "\n";
+  return true;
+}
+
 void flush(caf::stateful_actor<encoder_state>* self) {
   auto& s = self->state;
   ++s.batch_id;  // any timer armed for the old batch is now stale
@@ -38,8 +58,20 @@ void flush(caf::stateful_actor<encoder_state>* self) {
   for (auto& job : s.pending)
     batch.push_back({job.tag.stream, job.image->pixels.data(), job.plan->positions, job.plan->full});
   const auto started = steady::now();
-  auto results = s.encoder ? s.encoder->encode(batch)
-                          : encode_remote(self->system(), s.remote, batch, s.pixels_per_frame, s.settings.remote_timeout);
+  expected<std::vector<frame_result>> results = error{errc::io_error, "no encoder"};
+  if (s.encoder) {
+    results = s.encoder->encode(batch);
+  } else if (reach_node(self)) {
+    results = encode_remote(self->system(), s.remote, batch, s.pixels_per_frame, s.settings.remote_timeout);
+    if (!results) {  // the node may be gone: reconnect before the next batch
+      s.remote_down = true;
+      ++s.remote_failures;
+    }
+  } else {
+    results = error{errc::io_error, "remote encoder: the node at " + s.remote_host + ":" +
+                                        std::to_string(s.remote_port) + " is unreachable; retrying every second"};
+    ++s.remote_failures;
+  }
   const auto now = steady::now();
   s.busy_seconds += std::chrono::duration<double>(now - started).count();
   for (std::size_t i = 0; i < s.pending.size(); ++i) {
@@ -78,6 +110,8 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
   auto& s = self->state;
   s.encoder = std::move(backend.local);
   s.remote = std::move(backend.remote);
+  s.remote_host = backend.remote_host;
+  s.remote_port = backend.remote_port;
   s.num_patches = s.encoder ? s.encoder->config().num_patches() : backend.num_patches;
   const int side = s.encoder ? s.encoder->config().image_size : backend.image_size;
   s.pixels_per_frame = 3 * side * side;
@@ -117,6 +151,8 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
         c.tokens_per_frame = s.num_patches;
         c.per_stream = s.per_stream;
         c.shadow = s.shadow;
+        c.remote_failures = s.remote_failures;
+        c.reconnects = s.reconnects;
         c.shadow_seconds = s.shadow_seconds;
         c.layer_tokens = s.layer_tokens;
         c.layers = s.encoder ? s.encoder->config().layers_used() : 0;

@@ -45,6 +45,11 @@ struct shadow_counters {
 struct encoder_state {
   std::shared_ptr<vision_encoder> encoder;  ///< local, or null when `remote` runs the model
   caf::actor remote;                        ///< a remote_encoder_node on another machine
+  std::string remote_host;
+  std::uint16_t remote_port = 0;
+  bool remote_down = false;           ///< the last batch failed: reconnect before the next
+  steady::time_point next_reconnect;  ///< at most one attempt a second while the node is away
+  std::uint64_t reconnects = 0, remote_failures = 0;
   int num_patches = 0, pixels_per_frame = 0;
   encoder_settings settings;
   caf::actor next;
@@ -77,6 +82,7 @@ struct encoder_counters {
   std::uint64_t store_total = 0, store_peak = 0, store_capacity = 0;
   std::map<stream_id, shadow_counters> shadow;  ///< online fidelity checks per stream
   double shadow_seconds = 0;
+  std::uint64_t remote_failures = 0, reconnects = 0;  ///< a remote node's failed batches, reconnections
 
   /// The share of patch tokens computed (the rest came from the cache; the
   /// hit rate is 1 minus it): `tokens` computed over `frames` frames. The
@@ -111,6 +117,8 @@ struct encoder_counters {
 struct encoder_backend {
   std::shared_ptr<vision_encoder> local;
   caf::actor remote;
+  std::string remote_host;  ///< where `remote` listens: reconnected to after a failure
+  std::uint16_t remote_port = 0;
   int num_patches = 0;
   int image_size = 0;
 };

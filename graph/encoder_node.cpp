@@ -32,7 +32,9 @@ int run_encoder_node(const encoder_node_options& o) {
   caf::actor_system sys{cfg};
   // Detached: encoding is long work that must not hold a scheduler thread.
   auto node = sys.spawn<caf::detached>(actors::remote_encoder_node, encoder);
-  auto port = sys.middleman().publish(node, o.port, o.host.c_str());
+  // reuse_addr: a node restarted on its port binds while the old
+  // connections still linger in TIME_WAIT.
+  auto port = sys.middleman().publish(node, o.port, o.host.c_str(), true);
   if (!port) {
     std::fprintf(stderr, "error: cannot listen on %s:%u: %s\n", o.host.c_str(), o.port, sys.render(port.error()).c_str());
     caf::anon_send_exit(node, caf::exit_reason::user_shutdown);

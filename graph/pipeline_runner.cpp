@@ -190,6 +190,8 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
       return false;
     }
     backend.remote = *node;
+    backend.remote_host = host;
+    backend.remote_port = port;
   }
 
   if (view) outputs.push_back(view);  // the view keeps the latest answers, as a sink

@@ -89,6 +89,12 @@ nlohmann::json summarize(run_facts f) {
   summary["throughput_over_slowest_stage"] = slowest < 1e30 ? throughput / slowest : 0.0;
   const double total_share = enc.share();
   summary["encoder"] = {{"batches", enc.batches}, {"frames", enc.frames}, {"tokens_computed", enc.tokens}};
+  if (!f.encoder_remote.empty()) {
+    summary["encoder"]["remote_failures"] = enc.remote_failures;
+    summary["encoder"]["reconnects"] = enc.reconnects;
+    std::printf("  remote encoder %s: %llu failed batches, %llu reconnects\n", f.encoder_remote.c_str(),
+                static_cast<unsigned long long>(enc.remote_failures), static_cast<unsigned long long>(enc.reconnects));
+  }
   summary["tokens_computed_share"] = total_share;
   // Layer-wise recompute lets reused tokens rejoin at some layers: the work
   // actually done, as a share of every layer's tokens.

@@ -3,9 +3,10 @@
 # notices at once (the node is monitored), the frames it cannot encode fail,
 # counted, and the run ends when its cameras do instead of stalling on a
 # request timeout (the timeout in the config is 30 s; the cameras have about
-# 4 s of frames left when the node dies).
+# 4 s of frames left when the node dies). With "restart", a new node comes
+# up on the same port 1.5 s later: the pipeline reconnects and encodes there.
 set -euo pipefail
-vlcache="$1"; cfg="$2"
+vlcache="$1"; cfg="$2"; mode="${3:-}"
 work="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 cd "$work"
@@ -23,14 +24,20 @@ for _ in $(seq 300); do [ -f dies.jsonl ] && [ "$(wc -l < dies.jsonl)" -ge 20 ] 
 [ "$(wc -l < dies.jsonl)" -ge 20 ] || { echo "no frames came through the node"; cat run.txt; exit 1; }
 kill -9 $node
 killed=$(date +%s.%N)
+before=$(wc -l < dies.jsonl)
+if [ "$mode" = restart ]; then
+  sleep 1.5
+  "$vlcache" node --role encoder --listen "$port" --model tiny > node2.txt 2>&1 &
+fi
 set +e
 wait $run
 rc=$?
 set -e
 ended=$(date +%s.%N)
-/usr/bin/python3 - "$rc" "$killed" "$ended" <<'PY'
+/usr/bin/python3 - "$rc" "$killed" "$ended" "$mode" "$before" <<'PY'
 import json, sys
 rc, killed, ended = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+mode, before = sys.argv[4], int(sys.argv[5])
 s = json.load(open("summary.json"))
 failed = sum(st["frames_failed"] for st in s["streams"])
 encoded = sum(st["frames_encoded"] for st in s["streams"])
@@ -40,4 +47,9 @@ assert s["accounted"], "every frame must be accounted for"
 assert failed > 0, "frames after the kill must fail, counted"
 assert encoded >= 20
 assert after < 15, f"the run stalled {after:.1f} s after the node died"
+if mode == "restart":
+    reconnects = s["encoder"]["reconnects"]
+    print(f"restarted node: {reconnects} reconnect(s), {encoded} frames encoded in all, {before} before the kill")
+    assert reconnects >= 1
+    assert encoded >= before + 20, "frames must flow through the restarted node"
 PY
