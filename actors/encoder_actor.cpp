@@ -43,6 +43,23 @@ bool reach_node(caf::stateful_actor<encoder_state>* self) {
   s.next_reconnect = now + std::chrono::seconds(1);
   auto node = self->system().middleman().remote_actor(s.remote_host, s.remote_port);
   if (!node) return false;
+  // A node back on the address may run another model: it must encode the
+  // pipeline's grid, or the streams stay failed (counted) until one does.
+  std::string problem;
+  caf::scoped_actor asker{self->system()};
+  asker->request(*node, std::chrono::seconds(5), encoder_info_atom::value)
+      .receive(
+          [&](const remote_encoder_info& info) {
+            if (info.num_patches != s.num_patches || 3 * info.image_size * info.image_size != s.pixels_per_frame)
+              problem = "it encodes " + std::to_string(info.image_size) + "/" + std::to_string(info.patch_size) +
+                        ", not the pipeline's grid";
+          },
+          [&](const caf::error& e) { problem = "it did not describe itself: " + self->system().render(e); });
+  if (!problem.empty()) {
+    caf::aout(self) << "encoder: the node back at " << s.remote_host << ":" << s.remote_port << " is refused: "
+                    << problem << "\n";
+    return false;
+  }
   s.remote = *node;
   s.remote_down = false;
   ++s.reconnects;

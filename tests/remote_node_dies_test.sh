@@ -5,6 +5,7 @@
 # request timeout (the timeout in the config is 30 s; the cameras have about
 # 4 s of frames left when the node dies). With "restart", a new node comes
 # up on the same port 1.5 s later: the pipeline reconnects and encodes there.
+# With "wrong-model", the new node runs a model of another grid: refused.
 set -euo pipefail
 vlcache="$1"; cfg="$2"; mode="${3:-}"
 work="$(mktemp -d)"
@@ -25,9 +26,11 @@ for _ in $(seq 300); do [ -f dies.jsonl ] && [ "$(wc -l < dies.jsonl)" -ge 20 ] 
 kill -9 $node
 killed=$(date +%s.%N)
 before=$(wc -l < dies.jsonl)
-if [ "$mode" = restart ]; then
+if [ "$mode" = restart ] || [ "$mode" = wrong-model ]; then
   sleep 1.5
-  "$vlcache" node --role encoder --listen "$port" --model tiny > node2.txt 2>&1 &
+  model=tiny
+  [ "$mode" = wrong-model ] && model=vit-b16   # 224/16: not the pipeline's 32/8 grid
+  "$vlcache" node --role encoder --listen "$port" --model "$model" > node2.txt 2>&1 &
 fi
 set +e
 wait $run
@@ -47,9 +50,14 @@ assert s["accounted"], "every frame must be accounted for"
 assert failed > 0, "frames after the kill must fail, counted"
 assert encoded >= 20
 assert after < 15, f"the run stalled {after:.1f} s after the node died"
+if mode == "wrong-model":
+    reconnects = s["encoder"]["reconnects"]
+    print(f"a node with another model: {reconnects} reconnects, {failed} frames failed")
+    assert reconnects == 0, "a node encoding another grid must be refused"
 if mode == "restart":
     reconnects = s["encoder"]["reconnects"]
     print(f"restarted node: {reconnects} reconnect(s), {encoded} frames encoded in all, {before} before the kill")
     assert reconnects >= 1
     assert encoded >= before + 20, "frames must flow through the restarted node"
 PY
+if [ "$mode" = wrong-model ]; then grep -m1 "is refused" run.txt; fi
