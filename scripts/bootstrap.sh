@@ -12,6 +12,7 @@ packages=(
   libsentencepiece-dev sentencepiece libcpp-httplib-dev
   libgtest-dev libbenchmark-dev
   python3-torch python3-numpy python3-pil python3-zmq  # reference checks, Python example
+  python3-sentencepiece  # tools/train_tiny_llava.py (retraining the shipped model)
   python3-prometheus-client  # parses /metrics in the tests
   chromium  # the live view's end-to-end test (headless)
 )
