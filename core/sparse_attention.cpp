@@ -123,40 +123,41 @@ void store_keys(const attention_frame& f, const attention_shape& s, const float*
       f.k_t[static_cast<std::int64_t>(c) * s.tokens + tokens[j]] = keys[static_cast<std::int64_t>(j) * w + c];
 }
 
-void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores) {
-  const int w = s.width(), dh = s.head_dim, n = s.tokens;
-  float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * n;
-  if (f.k_t16 != nullptr) {
-    const std::uint16_t* kt = f.k_t16 + static_cast<std::int64_t>(head) * dh * n;
+namespace {
+
+/// row[t] += qd * k[t] over one key dimension of every token, keys as
+/// stored (f32, auto-vectorised; or half, converted eight at a time).
+void add_scaled(float* row, float qd, const float* k, int n) {
+  for (int t = 0; t < n; ++t) row[t] += qd * k[t];
+}
+void add_scaled(float* row, float qd, const std::uint16_t* k, int n) {
+  int t = 0;
+  for (; t + 8 <= n; t += 8) store8(row + t, load8(row + t) + qd * load8h(k + t));
+  if (t < n) {
     float tail[8];
-    for (int i = 0; i < f.m; ++i) {
-      const float* q = f.q + static_cast<std::int64_t>(i) * w + head * dh;
-      float* row = base + static_cast<std::int64_t>(i) * n;
-      std::fill(row, row + n, 0.0f);
-      for (int d = 0; d < dh; ++d) {
-        const float qd = q[d];
-        const std::uint16_t* k = kt + static_cast<std::int64_t>(d) * n;
-        int t = 0;
-        for (; t + 8 <= n; t += 8) store8(row + t, load8(row + t) + qd * load8h(k + t));
-        if (t < n) {
-          from_half(k + t, tail, n - t);
-          for (int j = 0; t + j < n; ++j) row[t + j] += qd * tail[j];
-        }
-      }
-    }
-    return;
+    from_half(k + t, tail, n - t);
+    for (int j = 0; t + j < n; ++j) row[t + j] += qd * tail[j];
   }
-  const float* kt = f.k_t + static_cast<std::int64_t>(head) * dh * n;
+}
+
+template <typename T>
+void scores_head(const attention_frame& f, const attention_shape& s, int head, float* base, const T* k_t) {
+  const int w = s.width(), dh = s.head_dim, n = s.tokens;
+  const T* kt = k_t + static_cast<std::int64_t>(head) * dh * n;
   for (int i = 0; i < f.m; ++i) {
     const float* q = f.q + static_cast<std::int64_t>(i) * w + head * dh;
     float* row = base + static_cast<std::int64_t>(i) * n;
     std::fill(row, row + n, 0.0f);
-    for (int d = 0; d < dh; ++d) {
-      const float qd = q[d];
-      const float* k = kt + static_cast<std::int64_t>(d) * n;
-      for (int t = 0; t < n; ++t) row[t] += qd * k[t];
-    }
+    for (int d = 0; d < dh; ++d) add_scaled(row, q[d], kt + static_cast<std::int64_t>(d) * n, n);
   }
+}
+
+}  // namespace
+
+void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores) {
+  float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * s.tokens;
+  if (f.k_t16 != nullptr) scores_head(f, s, head, base, f.k_t16);
+  else scores_head(f, s, head, base, f.k_t);
 }
 
 namespace {

@@ -201,6 +201,23 @@ struct vision_encoder::impl {
   std::set<stream_id> awaiting_refill;  // evicted, their next frame runs in full
   std::uint64_t peak_bytes = 0;
 
+  /// A new stream's state, as state_bytes() counts it: keys (transposed
+  /// per head for the CPU kernels) and values, in half precision with an
+  /// f16 store; the output tokens; with layer-wise recompute the layer state.
+  void allocate(stream_store& s) const {
+    if (s.k.defined()) return;
+    const std::int64_t l = static_cast<std::int64_t>(w.layers.size()), t = cfg.num_tokens(), d = cfg.hidden_size,
+                       h = cfg.num_heads;
+    const auto kv = store_f16 ? opts().dtype(at::kHalf) : opts();
+    s.k = cpu_kernels ? at::zeros({l, h, cfg.head_dim(), t}, kv) : at::zeros({l, t, d}, kv);
+    s.v = at::zeros({l, t, d}, kv);
+    s.out = at::zeros({cfg.output_tokens(), cfg.output_dim()}, opts());
+    if (layer_tolerance <= 0) return;
+    for (auto* x : {&s.q, &s.x_in, &s.o_ref, &s.num, &s.delta}) *x = at::zeros({l, t, d}, opts());
+    s.z = at::zeros({l, t, h}, opts());
+    s.m = at::zeros({l, t, h}, opts());
+  }
+
   std::uint64_t state_bytes() const {
     const std::int64_t l = static_cast<std::int64_t>(w.layers.size()), t = cfg.num_tokens(), d = cfg.hidden_size;
     const auto size = static_cast<std::uint64_t>(c10::elementSize(dtype));
@@ -433,13 +450,7 @@ struct vision_encoder::impl {
       const auto& req = batch[r];
       results[r].stream = req.stream;
       stream_store& s = streams[req.stream];
-      if (!s.k.defined()) {
-        s.k = cpu_kernels ? at::zeros({layers, h, dh, t}, opts()) : at::zeros({layers, t, d}, opts());
-        for (auto* z : {&s.v, &s.q, &s.x_in, &s.o_ref, &s.num, &s.delta}) *z = at::zeros({layers, t, d}, opts());
-        s.z = at::zeros({layers, t, h}, opts());
-        s.m = at::zeros({layers, t, h}, opts());
-        s.out = at::zeros({cfg.output_tokens(), cfg.output_dim()}, opts());
-      }
+      allocate(s);
       ++s.frames;
       if (!full_frame[r] && positions[r].empty()) continue;  // unchanged frame: no encoder work
       active_frame a;
@@ -586,7 +597,7 @@ struct vision_encoder::impl {
   std::vector<frame_result> sparse(const std::vector<frame_request>& batch,
                                    const std::vector<std::vector<std::int64_t>>& positions,
                                    const std::vector<bool>& full_frame) {
-    const std::int64_t d = cfg.hidden_size, t = cfg.num_tokens(), n = cfg.num_patches();
+    const std::int64_t d = cfg.hidden_size, n = cfg.num_patches();
     const std::int64_t p = cfg.patch_size, g = cfg.grid_side();
     const double scale = std::pow(static_cast<double>(cfg.head_dim()), -0.5);
     const auto idx_opts = at::TensorOptions().dtype(at::kLong).device(device);
@@ -599,15 +610,7 @@ struct vision_encoder::impl {
       const auto& req = batch[r];
       results[r].stream = req.stream;
       stream_store& s = streams[req.stream];
-      const bool fresh = !s.k.defined();
-      if (fresh) {
-        const auto layers = static_cast<std::int64_t>(w.layers.size());
-        const auto kv_opts = store_f16 ? opts().dtype(at::kHalf) : opts();
-        s.k = cpu_kernels ? at::zeros({layers, cfg.num_heads, cfg.head_dim(), t}, kv_opts)
-                          : at::zeros({layers, t, d}, opts());
-        s.v = at::zeros({layers, t, d}, kv_opts);
-        s.out = at::zeros({cfg.output_tokens(), cfg.output_dim()}, opts());
-      }
+      allocate(s);
       ++s.frames;
       const auto& pos = positions[r];
       if (!full_frame[r] && pos.empty()) continue;  // unchanged frame: no encoder work
@@ -826,15 +829,15 @@ expected<std::vector<full_output>> vision_encoder::encode_full(const std::vector
 
 expected<std::vector<frame_result>> vision_encoder::encode(const std::vector<frame_request>& batch) {
   auto& im = *impl_;
+  std::set<stream_id> seen;
+  for (const auto& req : batch)
+    if (!seen.insert(req.stream).second)
+      return error{errc::invalid_argument, "stream " + std::to_string(req.stream) + " has two frames in one batch"};
   if (im.budget && batch.size() > 1) {
     const auto fit = static_cast<std::size_t>(std::max<std::uint64_t>(1, im.budget->config().capacity_bytes / im.state_bytes()));
     if (batch.size() > fit) {
       // More streams than states fit in the budget: in turns, each turn's
       // streams kept while it runs (a later turn may evict an earlier one's).
-      std::set<stream_id> streams;
-      for (const auto& req : batch)
-        if (!streams.insert(req.stream).second)
-          return error{errc::invalid_argument, "stream " + std::to_string(req.stream) + " has two frames in one batch"};
       std::vector<frame_result> all;
       for (std::size_t i = 0; i < batch.size(); i += fit) {
         const std::vector<frame_request> turn(batch.begin() + static_cast<std::ptrdiff_t>(i),
@@ -847,14 +850,11 @@ expected<std::vector<frame_result>> vision_encoder::encode(const std::vector<fra
     }
   }
   const int n = impl_->cfg.num_patches();
-  std::set<stream_id> seen;
   std::vector<std::vector<std::int64_t>> positions(batch.size());
   std::vector<bool> full(batch.size());
   for (std::size_t r = 0; r < batch.size(); ++r) {
     const auto& req = batch[r];
     const std::string who = "stream " + std::to_string(req.stream);
-    if (!seen.insert(req.stream).second)
-      return error{errc::invalid_argument, who + " has two frames in one batch"};
     if (req.pixels == nullptr) return error{errc::invalid_argument, who + ": frame without pixels"};
     full[r] = req.full || !has_stream(req.stream);
     if (full[r]) {
