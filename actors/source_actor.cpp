@@ -2,6 +2,8 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
+
 #include "core/scene_questions.hpp"
 
 namespace vlcache::actors {
@@ -93,9 +95,15 @@ void gate(self_ptr self, std::uint64_t index, std::shared_ptr<frame_job> shared)
                 merged->miss[p] = 1;
                 merged->score[p] = d.decision->score[p];
               }
+              // Every shard sees the frame's noise estimate; they agree unless one
+              // never judged this stream before (then it reports less).
+              merged->noise_floor = std::max(merged->noise_floor, d.decision->noise_floor);
+              merged->mad_threshold = std::max(merged->mad_threshold, d.decision->mad_threshold);
               if (--*waiting > 0 || *failed) return;
               for (std::size_t p = 0; p < merged->miss.size(); ++p)
                 if (merged->miss[p]) merged->miss_positions.push_back(static_cast<int>(p));
+              self->state.counters.noise_floor = merged->noise_floor;
+              self->state.counters.mad_threshold = merged->mad_threshold;
               auto plan = plan_frame(self, *shared, *merged);
               self->state.gating = false;
               if (!plan) {

@@ -74,6 +74,9 @@ struct source_counters {
   std::uint64_t in_flight = 0, queued = 0, reopened = 0;
   std::uint64_t lost_in_transit = 0;  ///< network cameras: gaps in the sender's sequence
   double decode_seconds = 0;  ///< decoding and preprocessing: the stage's standalone cost
+  /// The gate at the latest frame: the camera's noise floor (sigma, levels;
+  /// 0 unless [gate].noise_factor) and the MAD threshold it led to.
+  double noise_floor = 0, mad_threshold = 0;
   std::string error;  ///< why the source ended early, if it did
   [[nodiscard]] bool balanced() const noexcept {
     return read == encoded + failed + dropped_newest + dropped_oldest + in_flight + queued;

@@ -38,6 +38,11 @@ std::string describe(const gate_thresholds& g) {
     char b[32];
     std::snprintf(b, sizeof b, "mad<=%.1f", *g.mad);
     add(b);
+    if (g.mad_cell > 1) s += "/cell" + std::to_string(g.mad_cell);
+    if (g.noise_factor) {
+      std::snprintf(b, sizeof b, ",%.1fx noise", *g.noise_factor);
+      s += b;
+    }
   }
   return s;
 }
@@ -200,6 +205,8 @@ int run_scan(const scan_options& o) {
                                   {"hits", st.hits},
                                   {"misses", st.misses},
                                   {"hit_rate", st.hit_rate()},
+                                  {"noise_floor", variants[0].gate.noise_floor(static_cast<stream_id>(s))},
+                                  {"mad_threshold", variants[0].gate.effective_mad(static_cast<stream_id>(s))},
                                   {"reference_bytes", st.bytes}});
     total_read += frames_read[s];
     total_judged += frames_judged[s];
@@ -224,6 +231,11 @@ int run_scan(const scan_options& o) {
   std::printf("per frame: preprocess %.3f ms, signatures %.3f ms (p95 %.3f), gate decide+commit %.3f ms (median)\n",
               quantile(t_pre, 0.5), quantile(t_sig, 0.5), quantile(t_sig, 0.95),
               quantile(t_gate, 0.5));
+  if (variants[0].gate.thresholds().noise_factor)
+    for (int s = 0; s < o.streams; ++s)
+      std::printf("stream %d: noise floor sigma %.2f levels, mad threshold %.2f\n", s,
+                  variants[0].gate.noise_floor(static_cast<stream_id>(s)),
+                  variants[0].gate.effective_mad(static_cast<stream_id>(s)));
   if (total_read != total_judged) {
     std::fprintf(stderr, "error: %llu frames read but %llu judged\n",
                  static_cast<unsigned long long>(total_read),

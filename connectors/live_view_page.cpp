@@ -35,6 +35,7 @@ function card(name) {
     '<tr><td>dropped</td><td class="dropped">-</td><td>failed</td><td class="failed">-</td></tr>' +
     '<tr><td>answered</td><td class="answered">-</td><td>in flight</td><td class="inflight">-</td></tr>' +
     '<tr><td>evicted</td><td class="evicted">-</td><td>refilled</td><td class="refilled">-</td></tr>' +
+    '<tr><td>noise</td><td class="noise">-</td><td>gate</td><td class="gate">-</td></tr>' +
     '<tr><td>fidelity</td><td class="fidelity" colspan="3">-</td></tr>' +
     '<tr><td>right</td><td class="score" colspan="3">-</td></tr></table>' +
     '<div class="answers"></div>';
@@ -79,6 +80,8 @@ async function tick() {
       text(c.el, "inflight", k.in_flight ?? "-");
       text(c.el, "evicted", k.evictions ?? "-");  // the store budget gave its tokens up
       text(c.el, "refilled", k.refills ?? "-");
+      text(c.el, "noise", k.noise_floor ? "sigma " + k.noise_floor.toFixed(1) : "-");  // [gate].noise_factor
+      text(c.el, "gate", k.mad_threshold ? "mad <= " + k.mad_threshold.toFixed(1) : "-");
       text(c.el, "fidelity", k.fidelity_checks ? "cosine " + k.fidelity_cosine_mean.toFixed(5) + ", worst token " +
            k.fidelity_cosine_min.toFixed(4) + " (" + k.fidelity_checks + " checks, " + k.fidelity_refreshes +
            " refreshes)" : "not checked");

@@ -52,6 +52,51 @@ float mean_abs_diff(const std::uint8_t* a, const std::uint8_t* b, std::size_t by
   return static_cast<float>(sum) / static_cast<float>(bytes);
 }
 
+float cell_mean_abs_diff(const std::uint8_t* a, const std::uint8_t* b, int patch, int cell) noexcept {
+  if (cell <= 1) return mean_abs_diff(a, b, static_cast<std::size_t>(patch) * patch * 3);
+  float total = 0.0f;
+  int cells = 0;
+  for (int y0 = 0; y0 < patch; y0 += cell) {
+    const int y1 = std::min(patch, y0 + cell);
+    for (int x0 = 0; x0 < patch; x0 += cell) {
+      const int x1 = std::min(patch, x0 + cell);
+      int diff[3] = {0, 0, 0};  // per channel: sum of a minus sum of b over the cell
+      for (int y = y0; y < y1; ++y) {
+        const std::size_t row = static_cast<std::size_t>(y) * patch * 3;
+        for (int x = x0; x < x1; ++x)
+          for (int c = 0; c < 3; ++c) {
+            const std::size_t i = row + static_cast<std::size_t>(x) * 3 + c;
+            diff[c] += static_cast<int>(a[i]) - static_cast<int>(b[i]);
+          }
+      }
+      const float n = static_cast<float>((y1 - y0) * (x1 - x0));
+      total += (std::abs(diff[0]) + std::abs(diff[1]) + std::abs(diff[2])) / n;
+      cells += 3;
+    }
+  }
+  return total / static_cast<float>(cells);
+}
+
+float patch_noise_sigma(const std::uint8_t* rgb, int patch) noexcept {
+  if (patch < 3) return 0.0f;
+  const int stride = patch * 3;
+  long sum = 0;
+  for (int y = 1; y + 1 < patch; ++y) {
+    const std::uint8_t* up = rgb + static_cast<std::size_t>(y - 1) * stride;
+    const std::uint8_t* mid = up + stride;
+    const std::uint8_t* down = mid + stride;
+    for (int i = 3; i < stride - 3; ++i) {
+      // [1 -2 1; -2 4 -2; 1 -2 1]
+      const int v = up[i - 3] - 2 * up[i] + up[i + 3] - 2 * mid[i - 3] + 4 * mid[i] -
+                    2 * mid[i + 3] + down[i - 3] - 2 * down[i] + down[i + 3];
+      sum += std::abs(v);
+    }
+  }
+  const double count = static_cast<double>(patch - 2) * (patch - 2) * 3;
+  // E|mask * noise| = 6 sigma sqrt(2/pi) for white noise of deviation sigma.
+  return static_cast<float>(std::sqrt(M_PI / 2.0) / 6.0 * static_cast<double>(sum) / count);
+}
+
 signature_engine::signature_engine(const patch_grid& grid) : grid_(grid) {
   const int p = grid.patch_size;
   area8_ = area_matrix(8, p);
@@ -200,6 +245,11 @@ status signature_engine::compute(const image_view& image, frame_signatures& out)
       out.phash[pos] = ph;
     }
   }
+  std::vector<float> sigma(static_cast<std::size_t>(n));
+  for (int pos = 0; pos < n; ++pos) sigma[pos] = patch_noise_sigma(out.patch(pos), p);
+  auto quartile = sigma.begin() + static_cast<std::ptrdiff_t>(sigma.size() / 4);
+  std::nth_element(sigma.begin(), quartile, sigma.end());
+  out.noise_sigma = *quartile;
   return {};
 }
 

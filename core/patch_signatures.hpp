@@ -27,6 +27,10 @@ struct frame_signatures {
   patch_grid grid;
   std::vector<std::uint64_t> ahash, dhash, phash;  ///< one per position, raster order
   std::vector<std::uint8_t> patches;  ///< patch-major raw RGB, patch_bytes() per position
+  /// The frame's sensor noise (levels, per channel): the 25th percentile over
+  /// its patches of patch_noise_sigma, so the flattest quarter of the view
+  /// speaks, not its texture.
+  float noise_sigma = 0.0f;
 
   [[nodiscard]] std::size_t patch_bytes() const noexcept {
     return static_cast<std::size_t>(grid.patch_size) * grid.patch_size * 3;
@@ -43,6 +47,22 @@ struct frame_signatures {
 /// Mean absolute difference of two raw patches of `bytes` bytes, in 0..255.
 [[nodiscard]] float mean_abs_diff(const std::uint8_t* a, const std::uint8_t* b,
                                   std::size_t bytes) noexcept;
+
+/// Mean absolute difference of two raw RGB patches of side `patch` after
+/// averaging each over cells of `cell` x `cell` pixels (the last row and
+/// column of cells are smaller where `cell` does not divide `patch`), per
+/// channel, in 0..255. Averaging n pixels divides independent pixel noise by
+/// sqrt(n) while a change covering whole cells keeps its full size.
+/// `cell` 1 is mean_abs_diff.
+[[nodiscard]] float cell_mean_abs_diff(const std::uint8_t* a, const std::uint8_t* b, int patch,
+                                       int cell) noexcept;
+
+/// Standard deviation of the sensor noise in a raw RGB patch of side `patch`
+/// (levels, per channel), by Immerkaer's estimator: the mean absolute
+/// response of a 3x3 mask that cancels constant, linear and quadratic
+/// content. Texture and edges bias it upwards, so take a low quantile over
+/// patches. One frame suffices: motion cannot raise it.
+[[nodiscard]] float patch_noise_sigma(const std::uint8_t* rgb, int patch) noexcept;
 
 /// Computes signatures for one grid; holds the precomputed resampling and
 /// DCT matrices, so build it once and reuse it for every frame.

@@ -19,6 +19,13 @@ status gate_thresholds::validate() const {
   if (mad && !(*mad >= 0.0f && *mad <= 255.0f))
     return error{errc::invalid_config,
                  "mad threshold " + std::to_string(*mad) + " is outside [0, 255]"};
+  if (mad_cell < 1 || mad_cell > 64)
+    return error{errc::invalid_config, "mad_cell " + std::to_string(mad_cell) + " is outside [1, 64]"};
+  if (noise_factor && !mad)
+    return error{errc::invalid_config, "noise_factor scales the mad threshold: set mad as well"};
+  if (noise_factor && !(*noise_factor > 0.0f && *noise_factor <= 100.0f))
+    return error{errc::invalid_config,
+                 "noise_factor " + std::to_string(*noise_factor) + " is outside (0, 100]"};
   if (!any())
     return error{errc::invalid_config,
                  "no signature enabled: set at least one of ahash, dhash, phash, mad"};
@@ -29,6 +36,10 @@ expected<reference_gate> reference_gate::make(const patch_grid& grid, const gate
   auto checked = patch_grid::make(grid.image_size, grid.patch_size);
   if (!checked) return checked.err();
   if (auto st = t.validate(); !st) return st.err();
+  if (t.mad_cell > checked->patch_size)
+    return error{errc::invalid_config, "mad_cell " + std::to_string(t.mad_cell) +
+                                           " is larger than the patch (" +
+                                           std::to_string(checked->patch_size) + ")"};
   return reference_gate(*checked, t);
 }
 
@@ -73,6 +84,10 @@ expected<gate_decision> reference_gate::decide(stream_id stream, const frame_sig
   gate_decision d;
   d.miss.assign(n, 0);
   d.score.assign(n, 0.0f);
+  if (thresholds_.noise_factor) update_noise_floor(s, sigs.noise_sigma);
+  const float mad = mad_threshold(s);
+  d.noise_floor = s.noise_floor;
+  d.mad_threshold = mad;
   const float inf = std::numeric_limits<float>::infinity();
   auto ratio = [](float dist, float threshold) { return threshold > 0 ? dist / threshold : (dist > 0 ? 1e9f : 0.0f); };
   for (int pos = first; pos < last; ++pos) {
@@ -87,7 +102,9 @@ expected<gate_decision> reference_gate::decide(stream_id stream, const frame_sig
       if (thresholds_.phash)
         score = std::max(score, ratio(static_cast<float>(hamming(sigs.phash[pos], s.phash[pos])), *thresholds_.phash));
       if (thresholds_.mad)
-        score = std::max(score, ratio(mean_abs_diff(sigs.patch(pos), s.patches.data() + pb * pos, pb), *thresholds_.mad));
+        score = std::max(score, ratio(cell_mean_abs_diff(sigs.patch(pos), s.patches.data() + pb * pos,
+                                                         grid_.patch_size, thresholds_.mad_cell),
+                                      mad));
     }
     d.score[pos] = score;
     if (score > 1.0f) {
@@ -137,6 +154,36 @@ std::optional<std::uint64_t> reference_gate::computed_at(stream_id stream, int p
       it->second.computed_at[position] < 0)
     return std::nullopt;
   return static_cast<std::uint64_t>(it->second.computed_at[position]);
+}
+
+void reference_gate::update_noise_floor(stream_state& s, float frame_sigma) {
+  if (s.noise_history.size() < noise_frames) s.noise_history.push_back(frame_sigma);
+  else s.noise_history[s.noise_next] = frame_sigma;
+  s.noise_next = (s.noise_next + 1) % noise_frames;
+  std::vector<float> sorted = s.noise_history;
+  auto mid = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+  std::nth_element(sorted.begin(), mid, sorted.end());
+  s.noise_floor = *mid;
+}
+
+float reference_gate::mad_threshold(const stream_state& s) const {
+  if (!thresholds_.mad) return 0.0f;
+  if (!thresholds_.noise_factor) return *thresholds_.mad;
+  // Two independent noisy samples of a static cell differ by sigma sqrt(2/n)
+  // in deviation, 2 sigma / sqrt(pi n) in mean absolute value (n pixels).
+  const float noise_mad = 1.1284f * s.noise_floor / static_cast<float>(thresholds_.mad_cell);
+  return std::max(*thresholds_.mad, *thresholds_.noise_factor * noise_mad);
+}
+
+float reference_gate::noise_floor(stream_id stream) const {
+  auto it = streams_.find(stream);
+  return it == streams_.end() ? 0.0f : it->second.noise_floor;
+}
+
+float reference_gate::effective_mad(stream_id stream) const {
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return thresholds_.mad.value_or(0.0f);
+  return mad_threshold(it->second);
 }
 
 void reference_gate::end_stream(stream_id stream) { streams_.erase(stream); }

@@ -6,6 +6,12 @@
 /// accumulates distance until it misses, and the recompute then moves the
 /// reference (README: "The cache decision", reference gating).
 ///
+/// The noise floor of a stream is the median, over its last frames, of each
+/// frame's one-frame spatial noise estimate (frame_signatures::noise_sigma):
+/// since no frame difference enters, a pan or a crowd cannot pass for noise,
+/// and every shard of a frame sees the same figure. Two noisy frames of a static patch then differ by about
+/// 1.13 sigma / mad_cell in MAD (the difference of two cell means).
+///
 /// decide() judges a frame without changing references; commit() records the
 /// frame's signatures for the positions whose tokens were actually computed,
 /// so a compute budget that skips some misses keeps their old reference.
@@ -28,6 +34,13 @@ struct gate_thresholds {
   std::optional<int> dhash;
   std::optional<int> phash;
   std::optional<float> mad;  ///< max mean absolute difference for a hit, 0..255
+  /// The MAD compares means over cells of this many pixels square (1: raw
+  /// pixels): sensor noise shrinks by the cell's side, real changes do not.
+  int mad_cell = 1;
+  /// When set, the MAD threshold of a stream is at least this many times the
+  /// MAD that its sensor noise alone would give (see reference_gate): a
+  /// noisy camera's noise stays a hit.
+  std::optional<float> noise_factor;
 
   [[nodiscard]] status validate() const;
   [[nodiscard]] bool any() const noexcept { return ahash || dhash || phash || mad; }
@@ -40,6 +53,8 @@ struct gate_decision {
   /// without a reference). Budgets recompute the largest first.
   std::vector<float> score;
   std::vector<int> miss_positions; ///< the same, as raster positions
+  float noise_floor = 0.0f;    ///< the stream's noise floor when judged (see reference_gate)
+  float mad_threshold = 0.0f;  ///< the MAD threshold applied (0 without a MAD gate)
   [[nodiscard]] int misses() const noexcept { return static_cast<int>(miss_positions.size()); }
   [[nodiscard]] double miss_share() const noexcept {
     return miss.empty() ? 0.0 : static_cast<double>(miss_positions.size()) / miss.size();
@@ -69,6 +84,11 @@ class reference_gate {
   /// Frame at which the token of `position` was last computed, if ever.
   [[nodiscard]] std::optional<std::uint64_t> computed_at(stream_id stream, int position) const;
 
+  /// The stream's noise floor (sigma in levels; 0 without noise_factor or
+  /// before its first frame) and the MAD threshold it currently implies.
+  [[nodiscard]] float noise_floor(stream_id stream) const;
+  [[nodiscard]] float effective_mad(stream_id stream) const;
+
   /// Frees the stream's references and counters.
   void end_stream(stream_id stream);
 
@@ -82,8 +102,14 @@ class reference_gate {
     std::vector<std::uint64_t> ahash, dhash, phash;
     std::vector<std::uint8_t> patches;
     std::vector<std::int64_t> computed_at;  // -1: never computed
+    std::vector<float> noise_history;        // per-frame estimates, a ring
+    std::size_t noise_next = 0;
+    float noise_floor = 0.0f;
     cache_stats stats;
   };
+  static constexpr std::size_t noise_frames = 9;
+  static void update_noise_floor(stream_state& s, float frame_sigma);
+  [[nodiscard]] float mad_threshold(const stream_state& s) const;
   reference_gate(const patch_grid& grid, const gate_thresholds& t) : grid_(grid), thresholds_(t) {}
   [[nodiscard]] status check(const frame_signatures& sigs) const;
   stream_state& state(stream_id stream);

@@ -34,6 +34,16 @@ void read_gate(table_reader& r, cache_spec& s, bool present) {
   if (auto v = r.integer("dhash", 0, 64)) g.dhash = static_cast<int>(*v);
   if (auto v = r.integer("phash", 0, 64)) g.phash = static_cast<int>(*v);
   if (auto v = r.number("mad", 0.0, 255.0)) g.mad = static_cast<float>(*v);
+  if (auto v = r.integer("mad_cell", 1, 64)) {
+    g.mad_cell = static_cast<int>(*v);
+    if (!g.mad) r.fail("mad_cell", "averages the cells of the mad signature: set mad as well");
+    else if (g.mad_cell > s.grid.patch_size)
+      r.fail("mad_cell", "is larger than [input].patch_size (" + std::to_string(s.grid.patch_size) + ")");
+  }
+  if (auto v = r.number("noise_factor", 0.01, 100.0)) {
+    g.noise_factor = static_cast<float>(*v);
+    if (!g.mad) r.fail("noise_factor", "scales the mad threshold: set mad as well");
+  }
   if (!present) g = default_gate();
   else if (!g.any() && !r.failed()) r.fail("ahash", "the gate enables no signature: set ahash, dhash, phash or mad");
   s.gate = g;

@@ -182,6 +182,11 @@ std::string to_prometheus(const pipeline_snapshot& s) {
   per_camera("vlcache_fidelity_refreshes_total", "counter",
              "Checks below [fidelity].min_cosine: the stream was recomputed.",
              [&](stream_id id) { return shadow(id).refreshes; });
+  family("vlcache_gate_noise_floor", "gauge",
+         "The camera's sensor noise as the gate estimates it (sigma, levels; 0 unless [gate].noise_factor).");
+  for (const auto& c : s.sources) o << "vlcache_gate_noise_floor{" << stream_of(c) << "} " << c.noise_floor << "\n";
+  family("vlcache_gate_mad_threshold", "gauge", "The MAD threshold the gate applied to the camera's latest frame.");
+  for (const auto& c : s.sources) o << "vlcache_gate_mad_threshold{" << stream_of(c) << "} " << c.mad_threshold << "\n";
   family("vlcache_encoder_batches_total", "counter", "Batches the encoder ran.");
   o << "vlcache_encoder_batches_total " << s.encoder.batches << "\n";
   family("vlcache_encoder_busy_seconds_total", "counter", "Seconds the encoder spent computing.");
@@ -248,7 +253,9 @@ nlohmann::json per_stream_json(const pipeline_snapshot& s) {
                    {"fidelity_cosine_mean", checks.cosine_mean()},
                    {"fidelity_cosine_min", checks.cosine_min},
                    {"fidelity_refreshes", checks.refreshes},
-                   {"hit_rate", s.encoder.hit_rate(c.stream)}};
+                   {"hit_rate", s.encoder.hit_rate(c.stream)},
+                   {"noise_floor", c.noise_floor},
+                   {"mad_threshold", c.mad_threshold}};
   }
   return out;
 }

@@ -46,6 +46,8 @@ nlohmann::json summarize(run_facts f) {
                                   {"lost_in_transit", c.lost_in_transit},
                                   {"tokens_computed_share", enc.share(c.stream)},
                                   {"hit_rate", enc.hit_rate(c.stream)},
+                                  {"noise_floor", c.noise_floor},
+                                  {"mad_threshold", c.mad_threshold},
                                   {"store_evictions", ev.first},
                                   {"store_refills", ev.second},
                                   {"fidelity", fidelity_json(enc, c.stream)},

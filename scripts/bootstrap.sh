@@ -15,6 +15,7 @@ packages=(
   python3-sentencepiece  # tools/train_tiny_llava.py (retraining the shipped model)
   python3-prometheus-client  # parses /metrics in the tests
   chromium  # the live view's end-to-end test (headless)
+  ffmpeg  # scripts/make_camera_clips.sh (the noisy-camera clips and their test)
 )
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }

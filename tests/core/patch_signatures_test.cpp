@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -212,6 +213,55 @@ TEST(signatures, grid_must_divide_the_image) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.err().message.find("not a multiple of patch size 16"), std::string::npos);
   EXPECT_FALSE(patch_grid::make(224, 1));
+}
+
+// The denoised MAD: cell means, then their mean absolute difference.
+std::vector<std::uint8_t> noisy_patch(int side, int level, double sigma, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0.0, sigma);
+  std::vector<std::uint8_t> p(static_cast<std::size_t>(side) * side * 3);
+  for (auto& v : p) v = static_cast<std::uint8_t>(std::clamp(level + noise(rng), 0.0, 255.0) + 0.5);
+  return p;
+}
+
+TEST(cell_mean_abs_diff, cell_one_is_the_raw_mad_and_a_uniform_shift_keeps_its_size) {
+  const auto a = noisy_patch(16, 100, 8.0, 1), b = noisy_patch(16, 100, 8.0, 2);
+  EXPECT_FLOAT_EQ(cell_mean_abs_diff(a.data(), b.data(), 16, 1), mean_abs_diff(a.data(), b.data(), a.size()));
+  auto shifted = a;
+  for (auto& v : shifted) v = static_cast<std::uint8_t>(std::min(255, v + 10));
+  for (int cell : {1, 2, 4, 8, 16}) EXPECT_NEAR(cell_mean_abs_diff(a.data(), shifted.data(), 16, cell), 10.0, 0.2) << cell;
+  // 14-pixel patches with 4-pixel cells: the last cells are 2 pixels wide.
+  const auto c = noisy_patch(14, 60, 3.0, 3);
+  auto d = c;
+  for (auto& v : d) v = static_cast<std::uint8_t>(v + 7);
+  EXPECT_NEAR(cell_mean_abs_diff(c.data(), d.data(), 14, 4), 7.0, 1e-4);
+}
+
+TEST(cell_mean_abs_diff, averaging_shrinks_independent_noise_by_the_cell_side_but_not_a_whole_cell_change) {
+  const auto a = noisy_patch(16, 120, 6.0, 4), b = noisy_patch(16, 120, 6.0, 5);
+  const float raw = cell_mean_abs_diff(a.data(), b.data(), 16, 1);
+  const float cells = cell_mean_abs_diff(a.data(), b.data(), 16, 4);
+  EXPECT_NEAR(raw, 2.0 * 6.0 / std::sqrt(M_PI), 0.6);  // E|x - y| of two N(0, 6)
+  EXPECT_LT(cells, raw / 3.0f);
+  // An object over the top-left 8x8 pixels (a quarter) raised by 40 levels.
+  auto object = a;
+  for (int y = 0; y < 8; ++y)
+    for (int x = 0; x < 8 * 3; ++x) object[static_cast<std::size_t>(y) * 48 + x] = 200;
+  const float change = cell_mean_abs_diff(a.data(), object.data(), 16, 4);
+  EXPECT_NEAR(change, 0.25 * 80.0, 1.5);
+}
+
+TEST(patch_noise_sigma, measures_white_noise_and_ignores_smooth_content) {
+  for (double sigma : {2.0, 5.0, 12.0}) {
+    const auto p = noisy_patch(16, 128, sigma, 7);
+    EXPECT_NEAR(patch_noise_sigma(p.data(), 16), sigma, 0.15 * sigma) << sigma;
+  }
+  // A clean linear ramp plus a quadratic bowl: the mask cancels both.
+  std::vector<std::uint8_t> ramp(16 * 16 * 3);
+  for (int y = 0; y < 16; ++y)
+    for (int x = 0; x < 16; ++x)
+      for (int c = 0; c < 3; ++c) ramp[(y * 16 + x) * 3 + c] = static_cast<std::uint8_t>(20 + 5 * x + 3 * y + c);
+  EXPECT_FLOAT_EQ(patch_noise_sigma(ramp.data(), 16), 0.0f);
 }
 
 }  // namespace

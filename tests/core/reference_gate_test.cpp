@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "core/reference_gate.hpp"
@@ -159,6 +161,104 @@ TEST(reference_gate, validates_thresholds) {
   gate_thresholds neg;
   neg.mad = -1;
   EXPECT_FALSE(reference_gate::make(grid, neg));
+}
+
+// A camera's view: a smooth background (left half striped, right half a
+// gentle gradient), shifted `shift` pixels to the left, with fresh Gaussian
+// sensor noise each frame and optionally an object over positions 5, 6, 9, 10.
+std::vector<std::uint8_t> camera_frame(unsigned frame, double sigma, int shift = 0, bool object = false) {
+  std::mt19937 rng(1000 + frame);
+  std::normal_distribution<double> noise(0.0, sigma);
+  std::vector<std::uint8_t> px(size * size * 3);
+  for (int y = 0; y < size; ++y)
+    for (int x = 0; x < size; ++x) {
+      const int u = x + shift;
+      const double bg = u < 32 ? 110 + 40 * std::sin(u * 0.4) : 90 + 1.5 * u + 0.5 * y;
+      const bool inside = object && x >= 16 && x < 48 && y >= 16 && y < 48;
+      for (int c = 0; c < 3; ++c) {
+        const double v = inside ? (c == 0 ? 220.0 : 30.0) : bg;
+        px[(y * size + x) * 3 + c] = static_cast<std::uint8_t>(std::clamp(v + noise(rng), 0.0, 255.0) + 0.5);
+      }
+    }
+  return px;
+}
+
+// Runs frames through a gate, committing every miss; returns the misses per frame.
+template <typename Frame>
+std::vector<int> run_frames(reference_gate& gate, int frames, Frame frame_at) {
+  std::vector<int> misses;
+  for (int f = 0; f < frames; ++f) {
+    const auto s = sign(frame_at(f));
+    auto d = gate.decide(0, s);
+    EXPECT_TRUE(d);
+    misses.push_back(d->misses());
+    EXPECT_TRUE(gate.commit(0, s, d->miss_positions, static_cast<std::uint64_t>(f)));
+  }
+  return misses;
+}
+
+gate_thresholds noise_robust(bool adaptive) {
+  gate_thresholds g = mad_only(3);
+  g.mad_cell = 4;
+  if (adaptive) g.noise_factor = 3;
+  return g;
+}
+
+TEST(reference_gate, noise_floor_keeps_sensor_noise_a_hit_and_an_object_misses_in_its_first_frame) {
+  constexpr double sigma = 10;  // a dark, noisy camera
+  auto fixed = make_gate(noise_robust(false));
+  auto adaptive = make_gate(noise_robust(true));
+  auto static_then_object = [](int f) { return camera_frame(f, sigma, 0, f == 11); };
+  const auto fixed_misses = run_frames(fixed, 12, static_then_object);
+  const auto misses = run_frames(adaptive, 12, static_then_object);
+  int fixed_noise = 0, adaptive_noise = 0;
+  for (int f = 1; f <= 10; ++f) {
+    fixed_noise += fixed_misses[f];
+    adaptive_noise += misses[f];
+  }
+  EXPECT_GE(fixed_noise, 10) << "without the floor, noise this strong misses often";
+  EXPECT_LE(adaptive_noise, 2) << "with it, the static frames are hits";
+  EXPECT_NEAR(adaptive.noise_floor(0), sigma, 0.3 * sigma);
+  EXPECT_GT(adaptive.effective_mad(0), 3.0f);
+  // Frame 11: the object's four positions miss in the frame it appears.
+  auto d = adaptive.decide(0, sign(camera_frame(11, sigma, 0, true)));
+  ASSERT_TRUE(d);
+  for (int pos : {5, 6, 9, 10}) EXPECT_EQ(d->miss[pos], 0) << "committed at frame 11 already";
+  EXPECT_GE(misses[11], 4);
+  auto fresh = make_gate(noise_robust(true));
+  run_frames(fresh, 11, [](int f) { return camera_frame(f, sigma); });
+  auto first = fresh.decide(0, sign(camera_frame(11, sigma, 0, true)));
+  ASSERT_TRUE(first);
+  for (int pos : {5, 6, 9, 10}) EXPECT_EQ(first->miss[pos], 1) << pos;
+}
+
+TEST(reference_gate, a_pan_is_not_taken_for_noise) {
+  constexpr double sigma = 2;
+  auto gate = make_gate(noise_robust(true));
+  const auto still = run_frames(gate, 6, [](int f) { return camera_frame(f, sigma); });
+  const float floor_still = gate.noise_floor(0);
+  EXPECT_NEAR(floor_still, sigma, 1.0);
+  // The camera pans 3 pixels a frame: the floor is measured within a frame,
+  // so it stays put and the moved content misses.
+  const auto pan = run_frames(gate, 6, [](int f) { return camera_frame(6 + f, sigma, 3 * (f + 1)); });
+  EXPECT_NEAR(gate.noise_floor(0), floor_still, 0.5);
+  for (int f = 0; f < 6; ++f) EXPECT_GE(pan[f], 8) << "pan frame " << f;
+}
+
+TEST(reference_gate, validates_the_noise_keys) {
+  const auto grid = *patch_grid::make(size, patch);
+  gate_thresholds cell = mad_only(3);
+  cell.mad_cell = 0;
+  EXPECT_NE(reference_gate::make(grid, cell).err().message.find("mad_cell 0"), std::string::npos);
+  cell.mad_cell = 32;
+  EXPECT_NE(reference_gate::make(grid, cell).err().message.find("larger than the patch"), std::string::npos);
+  gate_thresholds factor;
+  factor.ahash = 4;
+  factor.noise_factor = 2;
+  EXPECT_NE(reference_gate::make(grid, factor).err().message.find("set mad"), std::string::npos);
+  factor.mad = 3;
+  factor.noise_factor = 0;
+  EXPECT_FALSE(reference_gate::make(grid, factor));
 }
 
 }  // namespace

@@ -81,6 +81,21 @@ TEST(cache_spec, reports_every_error_with_its_key) {
   EXPECT_TRUE(has_error(r, "extra: unknown key")) << all(r);
 }
 
+TEST(cache_spec, reads_the_noise_keys_and_names_them_in_errors) {
+  auto r = parse_cache_spec("[gate]\nmad = 2.0\nmad_cell = 4\nnoise_factor = 3\n", "inline");
+  ASSERT_TRUE(r.ok()) << all(r);
+  EXPECT_EQ(r.spec.gate.mad_cell, 4);
+  EXPECT_EQ(r.spec.gate.noise_factor, std::optional<float>(3.0f));
+  EXPECT_EQ(parse_cache_spec("", "inline").spec.gate.mad_cell, 1);
+  EXPECT_FALSE(parse_cache_spec("", "inline").spec.gate.noise_factor);
+  auto bad = parse_cache_spec("[input]\nimage_size = 224\npatch_size = 16\n[gate]\nahash = 4\nmad_cell = 32\nnoise_factor = 2\n", "inline");
+  EXPECT_TRUE(has_error(bad, "[gate].mad_cell: averages the cells of the mad signature: set mad as well")) << all(bad);
+  EXPECT_TRUE(has_error(bad, "[gate].noise_factor: scales the mad threshold")) << all(bad);
+  auto big = parse_cache_spec("[gate]\nmad = 3.0\nmad_cell = 17\nnoise_factor = 0\n", "inline");
+  EXPECT_TRUE(has_error(big, "[gate].mad_cell: is larger than [input].patch_size (16)")) << all(big);
+  EXPECT_TRUE(has_error(big, "[gate].noise_factor: 0 is outside")) << all(big);
+}
+
 TEST(cache_spec, gate_table_without_signatures_is_an_error) {
   auto r = parse_cache_spec("[gate]\n", "inline");
   EXPECT_TRUE(has_error(r, "enables no signature")) << all(r);
