@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "actors/camera_reader_actor.hpp"
+
 #include "core/scene_questions.hpp"
 
 namespace vlcache::actors {
@@ -204,6 +206,24 @@ bool read_one(self_ptr self) {
   return true;
 }
 
+/// The tick of a file source without a reader: one open attempt; gives up
+/// after `retries` failures in a row.
+void try_reopen(self_ptr self) {
+  auto& s = self->state;
+  ++s.counters.reopened;
+  if (open_reader(self)) {
+    s.counters.error.clear();
+    self->send(self, tick_atom::value);
+    return;
+  }
+  if (static_cast<int>(s.counters.reopened) >= s.settings.retries) {
+    s.finished = true;
+    report_if_done(self);
+    return;
+  }
+  self->delayed_send(self, std::chrono::milliseconds(500), tick_atom::value);
+}
+
 /// Preprocesses a decoded frame and dispatches, queues or drops it.
 void admit(self_ptr self, const image_view& view, double capture_ms, steady::time_point started,
            std::optional<std::uint64_t> source_index) {
@@ -265,9 +285,14 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
   s.counters.stream = s.settings.stream;
   if (s.settings.video.source.empty()) {
     // Push mode: frames arrive as pushed_frame messages (network cameras).
+  } else if (s.settings.live) {
+    // A camera on the network: its reader blocks, so it runs on its own thread
+    // and pushes frames here; linked, it ends with this actor.
+    s.camera = self->spawn<caf::detached + caf::linked>(camera_reader, s.settings.video, s.settings.retries,
+                                                        caf::actor_cast<caf::actor>(self));
   } else if (!open_reader(self)) {
     caf::aout(self) << s.settings.name << ": " << s.counters.error << "\n";
-    if (s.settings.retries <= 0) {
+    if (s.settings.retries == 0) {
       s.finished = true;
       report_if_done(self);
     } else {
@@ -280,17 +305,9 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
       [self](tick_atom) {
         auto& s = self->state;
         if (s.finished) return;
-        if (!s.reader) {  // the source has not opened yet: retry as configured
-          ++s.counters.reopened;
-          if (open_reader(self)) {
-            s.counters.error.clear();
-            self->send(self, tick_atom::value);
-          } else if (static_cast<int>(s.counters.reopened) >= s.settings.retries) {
-            s.finished = true;
-            report_if_done(self);
-          } else {
-            self->delayed_send(self, std::chrono::milliseconds(500), tick_atom::value);
-          }
+        if (s.settings.live) return;  // its reader pushes the frames
+        if (!s.reader) {  // not open yet: retry as configured
+          try_reopen(self);
           return;
         }
         if (s.settings.policy == flow_policy::block && s.credits == 0) {
@@ -331,8 +348,36 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
         admit(self, p.image->view(), p.capture_ms, steady::now(), std::nullopt);
       },
       [self](stop_atom) {
+        if (self->state.camera) self->send(self->state.camera, stop_atom::value);
         self->state.finished = true;
         report_if_done(self);
+      },
+      [self](const camera_event& e) {
+        auto& s = self->state;
+        switch (e.kind) {
+          case camera_event::what::lost:
+            ++s.counters.outages;
+            s.counters.error = e.why;
+            caf::aout(self) << s.settings.name << ": stream lost (" << e.why << "); reconnecting\n";
+            break;
+          case camera_event::what::attempt_failed:
+            ++s.counters.reopened;
+            s.counters.error = e.why;
+            break;
+          case camera_event::what::reconnected:
+            ++s.counters.reopened;
+            s.counters.gap_seconds += e.gap_seconds;
+            s.counters.error.clear();
+            caf::aout(self) << s.settings.name << ": reconnected after " << e.gap_seconds << " s without frames\n";
+            break;
+          case camera_event::what::gave_up:
+            ++s.counters.reopened;
+            s.counters.error = e.why;
+            caf::aout(self) << s.settings.name << ": giving up: " << e.why << "\n";
+            s.finished = true;
+            report_if_done(self);
+            break;
+        }
       },
       [self](stats_atom) {
         auto c = self->state.counters;

@@ -49,7 +49,10 @@ struct source_settings {
   connectors::video_reader_config video;
   preprocess_config preprocess;
   bool loop = false;
-  int retries = 3;
+  int retries = 3;     ///< reopen attempts in a row before giving up (-1: forever)
+  /// A network camera: a camera_reader on its own thread reads and pushes
+  /// the frames; the end of its stream is an outage (counted), not the end.
+  bool live = false;
   int max_in_flight = 4;
   int queue = 2;
   flow_policy policy = flow_policy::drop_oldest;
@@ -73,6 +76,8 @@ struct source_counters {
   std::uint64_t read = 0, encoded = 0, failed = 0, dropped_newest = 0, dropped_oldest = 0;
   std::uint64_t in_flight = 0, queued = 0, reopened = 0;
   std::uint64_t lost_in_transit = 0;  ///< network cameras: gaps in the sender's sequence
+  std::uint64_t outages = 0;  ///< network sources: times the stream dropped
+  double gap_seconds = 0;     ///< network sources: time without frames, last frame to first after reconnecting
   double decode_seconds = 0;  ///< decoding and preprocessing: the stage's standalone cost
   /// The gate at the latest frame: the camera's noise floor (sigma, levels;
   /// 0 unless [gate].noise_factor) and the MAD threshold it led to.
@@ -107,6 +112,7 @@ struct source_state {
   int credits = 0;
   bool finished = false, reported = false;
   bool waiting_for_credit = false;  // block policy: a tick found no credit
+  caf::actor camera;  // a network camera's reader (actors/camera_reader_actor)
   static inline const char* name = "source";
 };
 

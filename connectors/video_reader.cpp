@@ -25,6 +25,14 @@ struct video_reader::impl {
 video_reader::video_reader(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 video_reader::~video_reader() = default;
 
+bool is_network_source(const std::string& source) {
+  static const char* const schemes[] = {"rtsp://", "rtsps://", "rtmp://", "http://", "https://",
+                                        "udp://",  "tcp://",   "srt://",  "rtp://"};
+  for (const char* s : schemes)
+    if (source.rfind(s, 0) == 0) return true;
+  return false;
+}
+
 expected<std::unique_ptr<video_reader>> video_reader::open(const video_reader_config& c) {
   if (c.sample_fps < 0.0 || !std::isfinite(c.sample_fps))
     return error{errc::invalid_config, "sample_fps must be >= 0 for source '" + c.source + "'"};
@@ -45,8 +53,15 @@ expected<std::unique_ptr<video_reader>> video_reader::open(const video_reader_co
     return std::unique_ptr<video_reader>(new video_reader(std::move(p)));
   }
   try {
-    if (!p->capture.open(c.source))
-      return error{errc::not_found, "cannot open video source '" + c.source + "'"};
+    bool opened = false;
+    if (c.timeout_s > 0 && is_network_source(c.source)) {
+      const int ms = static_cast<int>(c.timeout_s * 1000);
+      opened = p->capture.open(c.source, cv::CAP_FFMPEG,
+                               {cv::CAP_PROP_OPEN_TIMEOUT_MSEC, ms, cv::CAP_PROP_READ_TIMEOUT_MSEC, ms});
+    } else {
+      opened = p->capture.open(c.source);
+    }
+    if (!opened) return error{errc::not_found, "cannot open video source '" + c.source + "'"};
   } catch (const cv::Exception& e) {
     return error{errc::io_error, "cannot open video source '" + c.source + "': " + e.what()};
   }

@@ -19,7 +19,14 @@ struct video_reader_config {
   double sample_fps = 0.0;  ///< 0: every decoded frame
   std::uint64_t start_frame = 0;  ///< frames of the source skipped before sampling
   std::uint64_t max_frames = 0;   ///< 0: until the source ends
+  /// Network sources: longest wait to connect and for each frame (0: the
+  /// backend's own, 30 s for FFmpeg), so a dead camera cannot hang a reader.
+  double timeout_s = 0.0;
 };
+
+/// A camera on the network (rtsp://, http://, udp://, ...) rather than a file:
+/// it can drop and come back, and its reads block on the network.
+[[nodiscard]] bool is_network_source(const std::string& source);
 
 struct video_frame {
   std::uint64_t seq = 0;         ///< index among the frames this reader returned

@@ -182,6 +182,10 @@ std::string to_prometheus(const pipeline_snapshot& s) {
   per_camera("vlcache_fidelity_refreshes_total", "counter",
              "Checks below [fidelity].min_cosine: the stream was recomputed.",
              [&](stream_id id) { return shadow(id).refreshes; });
+  family("vlcache_camera_outages_total", "counter", "Times a network camera's stream dropped (it reconnects).");
+  for (const auto& c : s.sources) o << "vlcache_camera_outages_total{" << stream_of(c) << "} " << c.outages << "\n";
+  family("vlcache_camera_gap_seconds_total", "counter", "Seconds a network camera delivered no frames, over its outages.");
+  for (const auto& c : s.sources) o << "vlcache_camera_gap_seconds_total{" << stream_of(c) << "} " << c.gap_seconds << "\n";
   family("vlcache_gate_noise_floor", "gauge",
          "The camera's sensor noise as the gate estimates it (sigma, levels; 0 unless [gate].noise_factor).");
   for (const auto& c : s.sources) o << "vlcache_gate_noise_floor{" << stream_of(c) << "} " << c.noise_floor << "\n";
@@ -254,6 +258,8 @@ nlohmann::json per_stream_json(const pipeline_snapshot& s) {
                    {"fidelity_cosine_min", checks.cosine_min},
                    {"fidelity_refreshes", checks.refreshes},
                    {"hit_rate", s.encoder.hit_rate(c.stream)},
+                   {"outages", c.outages},
+                   {"gap_seconds", c.gap_seconds},
                    {"noise_floor", c.noise_floor},
                    {"mad_threshold", c.mad_threshold}};
   }

@@ -258,7 +258,8 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     actors::source_settings ss;
     ss.name = c.name;
     ss.stream = static_cast<stream_id>(i);
-    ss.video = {truths[i] ? truths[i]->frames_pattern : c.source, c.fps, c.start_frame, c.max_frames};
+    ss.video = {truths[i] ? truths[i]->frames_pattern : c.source, c.fps, c.start_frame, c.max_frames, c.timeout_s};
+    ss.live = connectors::is_network_source(ss.video.source);
     ss.truth = truths[i];
     ss.preprocess = spec.cache.preprocess;
     ss.preprocess.pad_to_square = c.pad_to_square;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "connectors/scene_video.hpp"
+#include "connectors/video_reader.hpp"
 #include "core/clip_config.hpp"
 #include "graph/table_reader.hpp"
 
@@ -103,7 +104,10 @@ camera_spec read_camera(table_reader& r, std::size_t index) {
   c.start_frame = static_cast<std::uint64_t>(r.integer("start_frame", 0, 1ll << 40).value_or(0));
   c.max_frames = static_cast<std::uint64_t>(r.integer("max_frames", 0, 1ll << 40).value_or(0));
   c.loop = r.boolean("loop").value_or(false);
-  c.retries = static_cast<int>(r.integer("retries", 0, 1000).value_or(3));
+  // A network camera that drops is expected back: reconnect forever unless told.
+  const bool network = connectors::is_network_source(c.source);
+  c.retries = static_cast<int>(r.integer("retries", -1, 1000).value_or(network ? -1 : 3));
+  c.timeout_s = r.number("timeout_s", 0.1, 3600.0).value_or(5.0);
   c.pad_to_square = r.boolean("pad_to_square").value_or(false);
   return c;
 }

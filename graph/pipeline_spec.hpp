@@ -30,7 +30,8 @@ struct camera_spec {
   std::uint64_t start_frame = 0;
   std::uint64_t max_frames = 0;  ///< 0 = until the source ends
   bool loop = false;         ///< reopen a file source at its end
-  int retries = 3;           ///< reopen attempts after a failure
+  int retries = 3;           ///< reopen attempts after a failure (-1: forever)
+  double timeout_s = 5.0;    ///< network sources: connect and per-frame timeout
   bool pad_to_square = false;
 };
 

@@ -30,11 +30,18 @@ nlohmann::json summarize(run_facts f) {
     balanced &= c.balanced();
     total_read += c.read;
     total_encoded += c.encoded;
+    std::string notes;
+    if (c.lost_in_transit) notes += "; lost in transit " + std::to_string(c.lost_in_transit);
+    if (c.outages) {
+      char b[96];
+      std::snprintf(b, sizeof b, "; %llu outages, %.1f s without frames", static_cast<unsigned long long>(c.outages),
+                    c.gap_seconds);
+      notes += b;
+    }
     std::printf("  %-12s read %5llu = encoded %5llu + dropped %llu (oldest) + %llu (newest) + failed %llu%s%s%s\n",
                 c.name.c_str(), static_cast<unsigned long long>(c.read), static_cast<unsigned long long>(c.encoded),
                 static_cast<unsigned long long>(c.dropped_oldest), static_cast<unsigned long long>(c.dropped_newest),
-                static_cast<unsigned long long>(c.failed), c.balanced() ? "" : "  UNACCOUNTED FRAMES",
-                c.lost_in_transit ? ("; lost in transit " + std::to_string(c.lost_in_transit)).c_str() : "",
+                static_cast<unsigned long long>(c.failed), c.balanced() ? "" : "  UNACCOUNTED FRAMES", notes.c_str(),
                 c.error.empty() ? "" : ("  (" + c.error + ")").c_str());
     const auto ev = enc.evictions.count(c.stream) ? enc.evictions.at(c.stream) : std::pair<std::uint64_t, std::uint64_t>{};
     summary["streams"].push_back({{"name", c.name},
@@ -44,6 +51,8 @@ nlohmann::json summarize(run_facts f) {
                                   {"dropped", {{"oldest", c.dropped_oldest}, {"newest", c.dropped_newest}}},
                                   {"reopened", c.reopened},
                                   {"lost_in_transit", c.lost_in_transit},
+                                  {"outages", c.outages},
+                                  {"gap_seconds", c.gap_seconds},
                                   {"tokens_computed_share", enc.share(c.stream)},
                                   {"hit_rate", enc.hit_rate(c.stream)},
                                   {"noise_floor", c.noise_floor},

@@ -177,6 +177,37 @@ TEST(pipeline_spec, llm_and_view_errors_name_their_keys) {
   EXPECT_TRUE(has(f, "[llm].tokenizer: file '/nonexistent/tok.model' does not exist")) << all(f);
 }
 
+TEST(pipeline_spec, a_network_camera_reconnects_forever_unless_told) {
+  auto r = parse_pipeline(R"(
+    [encoder]
+    model = "tiny"
+    [input]
+    image_size = 32
+    patch_size = 8
+    [[camera]]
+    name = "ip"
+    source = "rtsp://127.0.0.1:8554/cam"
+    [[camera]]
+    name = "bounded"
+    source = "rtsp://127.0.0.1:8554/other"
+    retries = 2
+    timeout_s = 1.5
+    [[camera]]
+    name = "file"
+    source = ")" + video + R"("
+  )", "inline");
+  ASSERT_TRUE(r.ok()) << all(r);
+  EXPECT_EQ(r.spec.cameras[0].retries, -1);
+  EXPECT_DOUBLE_EQ(r.spec.cameras[0].timeout_s, 5.0);
+  EXPECT_EQ(r.spec.cameras[1].retries, 2);
+  EXPECT_DOUBLE_EQ(r.spec.cameras[1].timeout_s, 1.5);
+  EXPECT_EQ(r.spec.cameras[2].retries, 3) << "a file gives up";
+  auto bad = parse_pipeline("[encoder]\nmodel = \"tiny\"\n[input]\nimage_size = 32\npatch_size = 8\n"
+                            "[[camera]]\nsource = \"rtsp://h/c\"\nretries = -2\ntimeout_s = 0\n", "inline");
+  EXPECT_TRUE(has(bad, "retries: -2 is outside [-1, 1000]")) << all(bad);
+  EXPECT_TRUE(has(bad, "timeout_s")) << all(bad);
+}
+
 TEST(pipeline_spec, a_camera_on_a_folder_that_is_no_scene_is_named) {
   const auto dir = std::filesystem::temp_directory_path() / "vlcache_not_a_scene";
   std::filesystem::create_directories(dir);
