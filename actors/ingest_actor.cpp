@@ -20,7 +20,7 @@ struct open_stream {
 void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vector<hasher_actor> hashers,
                   std::vector<caf::actor> shards, caf::actor encoder, caf::actor monitor) {
   ingest_counters counters;
-  auto socket = connectors::frame_puller::open(settings.endpoint, settings.bind);
+  auto socket = connectors::frame_puller::open(settings.endpoint, settings.bind, settings.curve);
   if (!socket) {
     counters.error = socket.err().message;
     self->send(monitor, ingest_done_atom::value, counters);

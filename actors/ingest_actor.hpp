@@ -14,14 +14,17 @@
 
 #include <caf/blocking_actor.hpp>
 #include <map>
+#include <optional>
 
 #include "actors/source_actor.hpp"
+#include "connectors/curve_keys.hpp"
 
 namespace vlcache::actors {
 
 struct ingest_settings {
   std::string endpoint;
   bool bind = true;
+  std::optional<connectors::curve_server_keys> curve;  ///< [security]: CURVE with an allow-list
   double idle_timeout_s = 5.0;
   int max_streams = 64;
   bool stop_when_idle = false;  ///< stop once every stream seen has closed

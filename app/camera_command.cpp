@@ -32,6 +32,7 @@ void add_camera_command(CLI::App& app, camera_options& o) {
   c->add_flag("--pad-to-square", o.pad_to_square, "With --ship-patches: LLaVA's pad-to-square, as the pipeline's camera");
   c->add_option("--keyframe-every", o.keyframe_every, "With --ship-patches: send every patch each N messages")
       ->default_val(50)->check(CLI::Range(1, 100000));
+  add_client_key_options(c, o.keys);
 }
 
 int run_camera(const camera_options& o) {
@@ -47,7 +48,12 @@ int run_camera(const camera_options& o) {
   }
   const std::string stream = o.stream.empty() ? std::filesystem::path(o.source).stem().string() : o.stream;
   const double fps = o.fps > 0 ? o.fps : ((*reader)->source_fps() > 0 ? (*reader)->source_fps() : 10.0);
-  auto push = connectors::frame_pusher::connect(o.to);
+  auto keys = load_client_keys(o.keys);
+  if (!keys) {
+    std::fprintf(stderr, "error: %s\n", keys.err().message.c_str());
+    return 2;
+  }
+  auto push = connectors::frame_pusher::connect(o.to, *keys);
   if (!push) {
     std::fprintf(stderr, "error: %s\n", push.err().message.c_str());
     return 2;

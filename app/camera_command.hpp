@@ -13,6 +13,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/client_keys.hpp"
+
 namespace vlcache::app {
 
 struct camera_options {
@@ -31,6 +33,7 @@ struct camera_options {
   int patch_size = 16;
   bool pad_to_square = false;
   int keyframe_every = 50;
+  client_key_paths keys;  ///< CURVE, for a pipeline with [security]
 };
 
 void add_camera_command(CLI::App& app, camera_options& opts);

@@ -7,6 +7,7 @@
 #include "app/bench_encoder.hpp"
 #include "app/bench_llm.hpp"
 #include "app/camera_command.hpp"
+#include "app/client_keys.hpp"
 #include "app/encode_command.hpp"
 #include "app/scan_command.hpp"
 #include "app/scene_command.hpp"
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   node->add_option("--role", node_role, "The stage: encoder")->check(CLI::IsMember({"encoder"}))->default_val("encoder");
   node->add_option("--listen", node_opts.port, "Port to listen on")->required();
   node->add_option("--host", node_opts.host, "Address to listen on")->default_val("127.0.0.1");
+  node->add_flag("--insecure", node_opts.insecure, "Allow a --host beyond loopback (the link is plain)");
   node->add_option("--model", node_opts.model, "Hugging Face folder or preset")->default_val("vit-b16");
   node->add_option("--device", node_opts.options.device, "cpu or cuda[:N]")->default_val("cpu");
   node->add_option("--dtype", node_opts.options.dtype, "f32, f16, bf16")->default_val("f32");
@@ -64,6 +66,8 @@ int main(int argc, char** argv) {
   listen->add_option("--count", listen_opts.count, "Exit after N lines (0: never)")->default_val(0);
   listen->add_option("--each", listen_opts.each, "Exit once every --stream delivered N lines (0: off)")->default_val(0);
   listen->add_option("--timeout-s", listen_opts.timeout_s, "Fail if the count is not reached in time (0: never)")->default_val(0.0);
+  vlcache::app::client_key_paths listen_keys, request_keys;
+  vlcache::app::add_client_key_options(listen, listen_keys);
   std::string request_endpoint, request_stream, request_question;
   double request_timeout = 120;
   auto* request = app.add_subcommand("request", "Ask a running pipeline about a stream's latest frame");
@@ -71,6 +75,9 @@ int main(int argc, char** argv) {
   request->add_option("--stream", request_stream, "Camera (stream) name")->required();
   request->add_option("--question", request_question, "The question")->required();
   request->add_option("--timeout-s", request_timeout, "Give up after this long")->default_val(120.0);
+  vlcache::app::add_client_key_options(request, request_keys);
+  std::string keygen_stem;
+  vlcache::app::add_keygen_command(app, keygen_stem);
   auto* bench = app.add_subcommand("bench", "Benchmarks on real video (programs, not tests)");
   bench->require_subcommand(1);
   vlcache::app::bench_encoder_options bench_encoder;
@@ -82,8 +89,15 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (app.got_subcommand("scan")) return vlcache::app::run_scan(scan);
   if (app.got_subcommand("ask")) return vlcache::app::run_ask(ask);
+  if (app.got_subcommand("keygen")) return vlcache::app::run_keygen(keygen_stem);
   if (request->parsed()) {
-    auto reply = vlcache::connectors::ask_endpoint(request_endpoint, request_stream, request_question, request_timeout);
+    auto keys = vlcache::app::load_client_keys(request_keys);
+    if (!keys) {
+      std::fprintf(stderr, "error: %s\n", keys.err().message.c_str());
+      return 1;
+    }
+    auto reply = vlcache::connectors::ask_endpoint(request_endpoint, request_stream, request_question, request_timeout,
+                                                   *keys);
     if (!reply) {
       std::fprintf(stderr, "error: %s\n", reply.err().message.c_str());
       return 1;
@@ -101,6 +115,12 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("scene")) return vlcache::app::run_scene(scene);
   if (node->parsed()) return vlcache::graph::run_encoder_node(node_opts);
   if (listen->parsed()) {
+    auto keys = vlcache::app::load_client_keys(listen_keys);
+    if (!keys) {
+      std::fprintf(stderr, "error: %s\n", keys.err().message.c_str());
+      return 1;
+    }
+    listen_opts.curve = *keys;
     auto n = vlcache::connectors::listen(listen_opts, [](const std::string& topic, const std::string& line) {
       std::printf("%s %s\n", topic.c_str(), line.c_str());
       std::fflush(stdout);

@@ -2,19 +2,27 @@
 
 #include <zmq.hpp>
 
+#include "connectors/curve_auth.hpp"
+
 namespace vlcache::connectors {
 
 struct frame_puller::impl {
   zmq::context_t ctx;
+  std::unique_ptr<zap_authenticator> auth;  // after the context, before the socket
   zmq::socket_t pull{ctx, zmq::socket_type::pull};
 };
 
 frame_puller::frame_puller(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 frame_puller::~frame_puller() = default;
 
-expected<std::unique_ptr<frame_puller>> frame_puller::open(const std::string& endpoint, bool bind) {
+expected<std::unique_ptr<frame_puller>> frame_puller::open(const std::string& endpoint, bool bind,
+                                                           const std::optional<curve_server_keys>& curve) {
   auto p = std::make_unique<impl>();
   try {
+    if (curve) {
+      p->auth = std::make_unique<zap_authenticator>(p->ctx, curve->allowed, "ingest " + endpoint);
+      make_curve_server(p->pull, *curve);
+    }
     p->pull.set(zmq::sockopt::linger, 0);
     p->pull.set(zmq::sockopt::rcvhwm, 64);  // bounded: camera nodes block or drop when we fall behind
     if (bind) p->pull.bind(endpoint);
@@ -52,9 +60,11 @@ struct frame_pusher::impl {
 frame_pusher::frame_pusher(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 frame_pusher::~frame_pusher() = default;
 
-expected<std::unique_ptr<frame_pusher>> frame_pusher::connect(const std::string& endpoint) {
+expected<std::unique_ptr<frame_pusher>> frame_pusher::connect(const std::string& endpoint,
+                                                              const std::optional<curve_client_keys>& curve) {
   auto p = std::make_unique<impl>();
   try {
+    if (curve) make_curve_client(p->push, *curve);
     p->push.set(zmq::sockopt::sndhwm, 8);
     p->push.set(zmq::sockopt::linger, 2000);
     p->push.connect(endpoint);

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "connectors/curve_keys.hpp"
 #include "connectors/wire_format.hpp"
 #include "core/error.hpp"
 
@@ -24,8 +27,10 @@ struct pulled_frame {
 
 class frame_puller {
  public:
-  /// Binds (or connects to) `endpoint`; the error names the endpoint.
-  [[nodiscard]] static expected<std::unique_ptr<frame_puller>> open(const std::string& endpoint, bool bind);
+  /// Binds (or connects to) `endpoint`; the error names the endpoint. With
+  /// `curve`, only the allowed client keys get through (connectors/curve_auth).
+  [[nodiscard]] static expected<std::unique_ptr<frame_puller>> open(
+      const std::string& endpoint, bool bind, const std::optional<curve_server_keys>& curve = std::nullopt);
   ~frame_puller();
 
   /// Waits up to `timeout` for a message, then takes up to `max` that are
@@ -40,8 +45,10 @@ class frame_puller {
 
 class frame_pusher {
  public:
-  /// Connects to a pipeline's [ingest] endpoint; the error names it.
-  [[nodiscard]] static expected<std::unique_ptr<frame_pusher>> connect(const std::string& endpoint);
+  /// Connects to a pipeline's [ingest] endpoint; the error names it. With
+  /// `curve`, the connection is encrypted and authenticated.
+  [[nodiscard]] static expected<std::unique_ptr<frame_pusher>> connect(
+      const std::string& endpoint, const std::optional<curve_client_keys>& curve = std::nullopt);
   ~frame_pusher();
 
   /// Sends without waiting: false when the message was refused (no

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <zmq.hpp>
 
+#include "connectors/curve_auth.hpp"
+
 namespace vlcache::connectors {
 namespace {
 
@@ -30,8 +32,13 @@ class jsonl_sink final : public line_sink {
 
 class zmq_sink final : public line_sink {
  public:
-  zmq_sink() : socket_(context_, zmq::socket_type::pub) {}
+  explicit zmq_sink(const std::optional<curve_server_keys>& curve, const std::string& endpoint)
+      : auth_(curve ? std::make_unique<zap_authenticator>(context_, curve->allowed, "zmq sink " + endpoint) : nullptr),
+        socket_(context_, zmq::socket_type::pub) {
+    if (curve) make_curve_server(socket_, *curve);
+  }
   zmq::context_t context_;
+  std::unique_ptr<zap_authenticator> auth_;  // after the context, before the socket
   zmq::socket_t socket_;
   void write(const std::string& topic, const std::string& line) override {
     // PUB drops messages for slow subscribers at the high-water mark: never blocks the pipeline.
@@ -43,9 +50,10 @@ class zmq_sink final : public line_sink {
 
 }  // namespace
 
-expected<std::unique_ptr<line_sink>> make_zmq_sink(const std::string& endpoint) {
+expected<std::unique_ptr<line_sink>> make_zmq_sink(const std::string& endpoint,
+                                                   const std::optional<curve_server_keys>& curve) {
   try {
-    auto s = std::make_unique<zmq_sink>();
+    auto s = std::make_unique<zmq_sink>(curve, endpoint);
     s->socket_.set(zmq::sockopt::linger, 200);
     s->socket_.bind(endpoint);
     return std::unique_ptr<line_sink>(std::move(s));

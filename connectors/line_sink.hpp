@@ -5,8 +5,10 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "connectors/curve_keys.hpp"
 #include "core/error.hpp"
 
 namespace vlcache::connectors {
@@ -24,6 +26,8 @@ class line_sink {
 [[nodiscard]] expected<std::unique_ptr<line_sink>> make_jsonl_sink(const std::string& path);
 /// Binds a PUB socket at `endpoint` (tcp://HOST:PORT, ipc://...); the error
 /// names the endpoint. Each line goes out as [topic][line].
-[[nodiscard]] expected<std::unique_ptr<line_sink>> make_zmq_sink(const std::string& endpoint);
+/// With `curve`, only allowed subscriber keys receive (connectors/curve_auth).
+[[nodiscard]] expected<std::unique_ptr<line_sink>> make_zmq_sink(
+    const std::string& endpoint, const std::optional<curve_server_keys>& curve = std::nullopt);
 
 }  // namespace vlcache::connectors

@@ -3,15 +3,20 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
+#include "connectors/curve_auth.hpp"
+
 namespace vlcache::connectors {
 
-expected<std::unique_ptr<request_server>> request_server::start(const std::string& endpoint, handler h) {
+expected<std::unique_ptr<request_server>> request_server::start(const std::string& endpoint, handler h,
+                                                                const std::optional<curve_server_keys>& curve) {
   std::unique_ptr<request_server> s(new request_server());
   s->handler_ = std::move(h);
   try {
     auto ctx = std::make_shared<zmq::context_t>();
+    if (curve) s->auth_ = std::make_shared<zap_authenticator>(*ctx, curve->allowed, "request endpoint " + endpoint);
     auto rep = std::make_shared<zmq::socket_t>(*ctx, zmq::socket_type::rep);
     rep->set(zmq::sockopt::linger, 0);
+    if (curve) make_curve_server(*rep, *curve);
     rep->bind(endpoint);
     s->socket_ = rep;
     s->context_ = ctx;
@@ -25,7 +30,8 @@ expected<std::unique_ptr<request_server>> request_server::start(const std::strin
 request_server::~request_server() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
-  socket_.reset();  // before the context
+  socket_.reset();  // before the authenticator and the context
+  auth_.reset();
   context_.reset();
 }
 
@@ -63,11 +69,12 @@ void request_server::serve(void* socket) {
 }
 
 expected<std::string> ask_endpoint(const std::string& endpoint, const std::string& stream, const std::string& question,
-                                   double timeout_s) {
+                                   double timeout_s, const std::optional<curve_client_keys>& curve) {
   try {
     zmq::context_t ctx;
     zmq::socket_t req(ctx, zmq::socket_type::req);
     req.set(zmq::sockopt::linger, 0);
+    if (curve) make_curve_client(req, *curve);
     req.connect(endpoint);
     const std::string body = nlohmann::json{{"stream", stream}, {"question", question}}.dump();
     req.send(zmq::buffer(body), zmq::send_flags::none);

@@ -13,6 +13,9 @@
 #include <string>
 #include <thread>
 
+#include <optional>
+
+#include "connectors/curve_keys.hpp"
 #include "core/error.hpp"
 
 namespace vlcache::connectors {
@@ -22,8 +25,10 @@ class request_server {
   /// Returns the reply text (JSON) for a well-formed request.
   using handler = std::function<std::string(const std::string& stream, const std::string& question)>;
 
-  /// Binds `endpoint` (tcp://HOST:PORT) before returning.
-  [[nodiscard]] static expected<std::unique_ptr<request_server>> start(const std::string& endpoint, handler h);
+  /// Binds `endpoint` (tcp://HOST:PORT) before returning. With `curve`, only
+  /// allowed client keys are answered (connectors/curve_auth).
+  [[nodiscard]] static expected<std::unique_ptr<request_server>> start(
+      const std::string& endpoint, handler h, const std::optional<curve_server_keys>& curve = std::nullopt);
   ~request_server();
 
   [[nodiscard]] std::uint64_t served() const noexcept { return served_; }
@@ -33,7 +38,7 @@ class request_server {
   request_server() = default;
   void serve(void* socket);
   handler handler_;
-  std::shared_ptr<void> context_, socket_;
+  std::shared_ptr<void> context_, auth_, socket_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> served_{0}, rejected_{0};
@@ -42,6 +47,7 @@ class request_server {
 /// One question to a pipeline's request endpoint; the reply text, or an
 /// error naming the endpoint when nothing came back within `timeout_s`.
 [[nodiscard]] expected<std::string> ask_endpoint(const std::string& endpoint, const std::string& stream,
-                                                 const std::string& question, double timeout_s);
+                                                 const std::string& question, double timeout_s,
+                                                 const std::optional<curve_client_keys>& curve = std::nullopt);
 
 }  // namespace vlcache::connectors

@@ -4,6 +4,8 @@
 #include <map>
 #include <zmq.hpp>
 
+#include "connectors/curve_auth.hpp"
+
 namespace vlcache::connectors {
 
 expected<int> listen(const listen_options& o,
@@ -12,6 +14,7 @@ expected<int> listen(const listen_options& o,
     zmq::context_t ctx;
     zmq::socket_t sub(ctx, zmq::socket_type::sub);
     sub.set(zmq::sockopt::linger, 0);
+    if (o.curve) make_curve_client(sub, *o.curve);
     if (o.each > 0 && o.streams.empty())
       return error{errc::invalid_argument, "a count per stream needs the streams named"};
     if (o.streams.empty()) sub.set(zmq::sockopt::subscribe, "");

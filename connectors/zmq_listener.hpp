@@ -4,9 +4,11 @@
 /// message to a callback (used by `vlcache listen`).
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "connectors/curve_keys.hpp"
 #include "core/error.hpp"
 
 namespace vlcache::connectors {
@@ -19,6 +21,7 @@ struct listen_options {
   /// many messages; 0: off. A busy stream cannot use up a shared count.
   int each = 0;
   double timeout_s = 0.0;    ///< give up after this long without the count; 0: never
+  std::optional<curve_client_keys> curve;  ///< a sink with [security]: our pair, its public key
 };
 
 /// Returns the number of messages received, or an error naming the endpoint.

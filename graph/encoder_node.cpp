@@ -1,4 +1,5 @@
 #include "graph/encoder_node.hpp"
+#include "graph/pipeline_spec.hpp"
 
 #include <atomic>
 #include <caf/all.hpp>
@@ -17,6 +18,14 @@ extern "C" void on_node_signal(int) { node_stop = true; }
 }  // namespace
 
 int run_encoder_node(const encoder_node_options& o) {
+  if (!binds_loopback_only(o.host + ":" + std::to_string(o.port)) && !o.insecure) {
+    std::fprintf(stderr, "error: --host: '%s' is beyond loopback and the encoder link has no authentication or "
+                         "encryption yet: pass --insecure to serve it anyway\n", o.host.c_str());
+    return 1;
+  }
+  if (o.insecure && !binds_loopback_only(o.host + ":0"))
+    std::fprintf(stderr, "NOTICE: --insecure: the encoder node serves %s without authentication or encryption\n",
+                 o.host.c_str());
   auto loaded = vision_encoder::load(o.model, o.options);
   if (!loaded) {
     std::fprintf(stderr, "error: --model: %s\n", loaded.err().message.c_str());

@@ -15,6 +15,7 @@ struct encoder_node_options {
   encoder_options options;
   std::string host = "127.0.0.1";  ///< address to listen on
   std::uint16_t port = 0;
+  bool insecure = false;  ///< allow a host beyond loopback (the CAF link is not encrypted yet)
 };
 
 [[nodiscard]] int run_encoder_node(const encoder_node_options& o);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "connectors/curve_keys.hpp"
+
 namespace vlcache::graph {
 
 pipeline_probe::pipeline_probe(caf::actor_system& sys, std::string pipeline) : sys_(sys), pipeline_(std::move(pipeline)) {}
@@ -39,6 +41,8 @@ pipeline_snapshot pipeline_probe::collect(std::chrono::milliseconds timeout) {
   }
   pipeline_snapshot s;
   s.pipeline = pipeline_;
+  s.insecure = insecure_;
+  s.auth_refused = connectors::curve_refused_total();
   s.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   caf::scoped_actor self{sys_};
   std::map<stream_id, actors::source_counters> all = finished;
@@ -103,6 +107,11 @@ std::string to_prometheus(const pipeline_snapshot& s) {
          "1 when the stage answered this scrape in time; 0: its series below are absent or stale.");
   for (const char* stage : {"encoder", "reassembly", "answerer"})
     o << "vlcache_stage_answered{stage=\"" << stage << "\"} " << (s.answered(stage) ? 1 : 0) << "\n";
+  family("vlcache_insecure", "gauge",
+         "1 when [security] insecure = true: endpoints beyond loopback are served without authentication.");
+  o << "vlcache_insecure " << (s.insecure ? 1 : 0) << "\n";
+  family("vlcache_auth_refused_total", "counter", "Peers refused by the CURVE allow-list (unknown client keys).");
+  o << "vlcache_auth_refused_total " << s.auth_refused << "\n";
   family("vlcache_uptime_seconds", "gauge", "Seconds since the pipeline started.");
   o << "vlcache_uptime_seconds " << s.uptime_s << "\n";
   family("vlcache_frames_read_total", "counter", "Frames read from each camera.");

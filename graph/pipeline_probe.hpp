@@ -35,6 +35,8 @@ struct pipeline_snapshot {
   /// Stages that did not answer within the timeout (busy or gone): their
   /// figures above are absent or zero and must not be read as measured.
   std::vector<std::string> unanswered;
+  bool insecure = false;           ///< [security] insecure = true: said in /metrics too
+  std::uint64_t auth_refused = 0;  ///< peers the CURVE handlers refused
   [[nodiscard]] bool answered(const std::string& stage) const {
     return std::find(unanswered.begin(), unanswered.end(), stage) == unanswered.end();
   }
@@ -45,6 +47,7 @@ class pipeline_probe {
   pipeline_probe(caf::actor_system& sys, std::string pipeline);
 
   void set_stages(caf::actor encoder, caf::actor reassembly, caf::actor answerer);
+  void set_insecure(bool insecure) noexcept { insecure_ = insecure; }
   void add_source(const caf::actor& source);
   /// A source that ended: its final counters stand for it from now on.
   void source_finished(const actors::source_counters& counters);
@@ -55,6 +58,7 @@ class pipeline_probe {
  private:
   caf::actor_system& sys_;
   std::string pipeline_;
+  bool insecure_ = false;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::mutex mutex_;
   caf::actor encoder_, reassembly_, answerer_;

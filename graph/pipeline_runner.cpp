@@ -101,7 +101,7 @@ std::optional<loaded_parts> load_parts(const pipeline_spec& spec) {
     m.truths[i] = std::make_shared<const connectors::scene_truth>(std::move(*t));
   }
   for (std::size_t i = 0; i < spec.sinks.size(); ++i) {
-    auto f = find_sink_kind(spec.sinks[i].kind)->make(spec.sinks[i]);  // validate() checked the kind
+    auto f = find_sink_kind(spec.sinks[i].kind)->make(spec.sinks[i], spec.security.curve);  // validate() checked the kind
     if (!f) {
       std::fprintf(stderr, "error: [sink[%zu]]: %s\n", i, f.err().message.c_str());
       return std::nullopt;
@@ -142,6 +142,11 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   auto& requests = g.requests;
   const auto& truths = m.truths;
   const std::string http = options.http.empty() ? spec.view.http : options.http;
+  if (!http.empty() && !binds_loopback_only(http) && !spec.security.insecure) {
+    std::fprintf(stderr, "error: --http: binds '%s', beyond loopback; the live view has no authentication yet: "
+                 "set [security] insecure = true to serve it anyway\n", bound_host(http).c_str());
+    return false;
+  }
   if (!http.empty()) {
     const auto colon = http.rfind(':');
     connectors::live_view_options vo;
@@ -224,13 +229,15 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
                          reply = nlohmann::json{{"error", actors::error_text(sys, e)}}.dump();
                        });
           return reply;
-        });
+        },
+        spec.security.curve);
     if (!server) {
       std::fprintf(stderr, "error: [llm].request_endpoint: %s\n", server.err().message.c_str());
       return false;
     }
     requests = std::move(*server);
-    std::printf("llm: questions on demand at %s\n", spec.llm.request_endpoint.c_str());
+    std::printf("llm: questions on demand at %s%s\n", spec.llm.request_endpoint.c_str(),
+                spec.security.curve ? " (CURVE)" : "");
   }
 
   // Shards own bands of whole patch rows.
@@ -296,6 +303,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     actors::ingest_settings is;
     is.endpoint = spec.ingest.endpoint;
     is.bind = spec.ingest.bind;
+    is.curve = spec.security.curve;
     is.idle_timeout_s = spec.ingest.idle_timeout_s;
     is.max_streams = spec.ingest.max_streams;
     is.stop_when_idle = spec.ingest.stop_when_idle;
@@ -461,6 +469,10 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   caf::actor_system sys{cfg};
   caf::scoped_actor runner{sys};
   pipeline_probe probe(sys, spec.name);
+  probe.set_insecure(spec.security.insecure);
+  if (spec.security.insecure)
+    std::fprintf(stderr, "NOTICE: [security] insecure = true: endpoints beyond loopback are served WITHOUT "
+                         "authentication or encryption\n");
   pipeline_graph g;
   if (!build(spec, options, sys, runner, probe, *parts, g)) return 1;
 

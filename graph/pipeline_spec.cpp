@@ -145,8 +145,42 @@ void for_each_table(table_reader& top, const toml::table& root, const std::strin
 
 }  // namespace
 
+/// The host part of tcp://HOST:PORT or HOST:PORT ("" for ipc:// and inproc://).
+std::string bound_host(const std::string& endpoint) {
+  std::string rest = endpoint;
+  if (auto scheme = rest.find("://"); scheme != std::string::npos) {
+    if (rest.compare(0, scheme, "tcp") != 0) return "";
+    rest = rest.substr(scheme + 3);
+  }
+  const auto colon = rest.rfind(':');
+  return colon == std::string::npos ? rest : rest.substr(0, colon);
+}
+
+bool binds_loopback_only(const std::string& endpoint) {
+  const std::string host = bound_host(endpoint);
+  return host.empty() || host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
 std::vector<std::string> validate(const pipeline_spec& s) {
   std::vector<std::string> errors;
+  // Surveillance video and answers: nothing is served beyond this machine
+  // unauthenticated unless the config says so. HTTP has no authentication
+  // yet, so the view needs `insecure` whatever [security] holds.
+  const bool authenticated = s.security.curve.has_value();
+  auto beyond_loopback = [&](const std::string& key, const std::string& endpoint, bool has_auth) {
+    const std::string host = bound_host(endpoint);
+    if (binds_loopback_only(endpoint) || has_auth || s.security.insecure) return;
+    errors.push_back(key + ": binds '" + host + "', beyond loopback, without authentication: " +
+                     (key == "[view].http" ? std::string("the live view has none yet; ")
+                                           : "set [security] secret_key and allowed_clients, or ") +
+                     "set [security] insecure = true to serve it anyway");
+  };
+  if (s.ingest.enabled && s.ingest.bind) beyond_loopback("[ingest].endpoint", s.ingest.endpoint, authenticated);
+  for (std::size_t i = 0; i < s.sinks.size(); ++i)
+    if (s.sinks[i].kind == "zmq" && s.sinks[i].options.count("endpoint"))
+      beyond_loopback("[sink[" + std::to_string(i) + "]].endpoint", s.sinks[i].options.at("endpoint"), authenticated);
+  if (!s.llm.request_endpoint.empty()) beyond_loopback("[llm].request_endpoint", s.llm.request_endpoint, authenticated);
+  if (!s.view.http.empty()) beyond_loopback("[view].http", s.view.http, false);
   if (s.cameras.empty() && !s.ingest.enabled) errors.push_back("camera: no [[camera]] and no [ingest] configured");
   if (s.ingest.enabled && s.ingest.endpoint.find("://") == std::string::npos)
     errors.push_back("[ingest].endpoint: '" + s.ingest.endpoint + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");
@@ -258,6 +292,25 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
     v.http = r.string("http").value_or("");
     v.max_view_fps = r.number("max_fps", 0.1, 60.0).value_or(v.max_view_fps);
     v.hold_s = r.number("hold_s", 0.0, 86400.0).value_or(0.0);
+    r.reject_unknown_keys();
+  }
+  if (const toml::table* t = top.table("security")) {
+    table_reader r(t, "security", out.errors);
+    auto& sec = out.spec.security;
+    sec.secret_key = r.string("secret_key").value_or("");
+    sec.allowed_clients = r.string("allowed_clients").value_or("");
+    sec.insecure = r.boolean("insecure").value_or(false);
+    if (sec.secret_key.empty() != sec.allowed_clients.empty())
+      r.fail(sec.secret_key.empty() ? "secret_key" : "allowed_clients",
+             "missing: CURVE needs the pipeline's key pair and the clients it allows");
+    else if (!sec.secret_key.empty()) {
+      auto pair = connectors::read_key_pair(sec.secret_key);
+      auto allowed = connectors::read_allowed_keys(sec.allowed_clients);
+      if (!connectors::curve_available()) r.fail("secret_key", "this libzmq has no CURVE support");
+      else if (!pair) r.fail("secret_key", pair.err().message);
+      else if (!allowed) r.fail("allowed_clients", allowed.err().message);
+      else sec.curve = connectors::curve_server_keys{*pair, *allowed};
+    }
     r.reject_unknown_keys();
   }
   if (const toml::table* t = top.table("llm")) {

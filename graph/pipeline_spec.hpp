@@ -6,6 +6,7 @@
 /// Every key, its type, default and meaning: configs/reference.toml.
 
 #include <string>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "core/shadow_check.hpp"
 #include "core/vision_encoder.hpp"
 #include "graph/cache_spec.hpp"
+#include "connectors/curve_keys.hpp"
 #include "graph/sink_registry.hpp"
 
 namespace vlcache::graph {
@@ -84,6 +86,14 @@ struct view_spec {
   double hold_s = 0.0;       ///< keep serving this long after the run ends (final numbers)
 };
 
+/// [security]: who may reach the pipeline's ZeroMQ sockets (CURVE).
+struct security_spec {
+  std::string secret_key;       ///< the pipeline's .key file (vlcache keygen)
+  std::string allowed_clients;  ///< a folder of client .pub files, or one file of public-key lines
+  bool insecure = false;        ///< allow binding beyond loopback without authentication
+  std::optional<connectors::curve_server_keys> curve;  ///< loaded from the two files
+};
+
 struct pipeline_spec {
   std::string name = "pipeline";
   std::vector<camera_spec> cameras;
@@ -93,6 +103,7 @@ struct pipeline_spec {
   encoder_spec encoder;
   llm_spec llm;
   view_spec view;
+  security_spec security;
   flow_spec flow;
   shadow_config fidelity;  ///< [fidelity]: online checks against the full forward
   std::vector<sink_spec> sinks;
@@ -108,6 +119,11 @@ struct pipeline_result {
 /// the model must be a preset or a folder with a config.json, and the
 /// encoder's input must match the [input] grid when the model is a preset.
 [[nodiscard]] pipeline_result parse_pipeline(std::string_view toml_text, const std::string& origin);
+
+/// The host of tcp://HOST:PORT or HOST:PORT; whether it is this machine only
+/// (127.x, localhost, ::1; ipc:// and inproc:// too).
+[[nodiscard]] std::string bound_host(const std::string& endpoint);
+[[nodiscard]] bool binds_loopback_only(const std::string& endpoint);
 [[nodiscard]] pipeline_result load_pipeline(const std::string& path);
 
 /// Checks a spec built in code the same way a parsed one is checked.

@@ -1,3 +1,4 @@
+#include "connectors/curve_keys.hpp"
 #include "graph/pipeline_summary.hpp"
 
 #include <algorithm>
@@ -175,6 +176,7 @@ nlohmann::json summarize(run_facts f) {
                 ac.prefill_ms.recent_quantile(0.5), ac.decode_ms.recent_quantile(0.5), ac.total_ms.recent_quantile(0.5));
   }
   summary["accounted"] = balanced;
+  summary["auth_refused"] = connectors::curve_refused_total();
   std::printf("  throughput %.2f frames/s, %llu out of order, every frame accounted: %s\n", throughput,
               static_cast<unsigned long long>(report.out_of_order), balanced ? "yes" : "NO");
   return summary;

@@ -14,7 +14,7 @@ std::vector<sink_kind_info> make_registry() {
   std::vector<sink_kind_info> kinds;
   kinds.push_back({"console", "one JSON line per frame on standard output", {},
                    [](const sink_spec&, const std::string&) { return std::vector<std::string>{}; },
-                   [](const sink_spec&) -> expected<std::unique_ptr<connectors::line_sink>> {
+                   [](const sink_spec&, const auto&) -> expected<std::unique_ptr<connectors::line_sink>> {
                      return connectors::make_console_sink();
                    }});
   kinds.push_back({"jsonl", "one JSON line per frame appended to a file",
@@ -31,7 +31,7 @@ std::vector<sink_kind_info> make_registry() {
                      }
                      return errors;
                    },
-                   [](const sink_spec& s) { return connectors::make_jsonl_sink(option(s, "path")); }});
+                   [](const sink_spec& s, const auto&) { return connectors::make_jsonl_sink(option(s, "path")); }});
   kinds.push_back({"zmq", "ZeroMQ PUB socket: topic = stream name, payload = the JSON line",
                    {{"endpoint", "where to bind, tcp://HOST:PORT", "", true}},
                    [](const sink_spec& s, const std::string& where) {
@@ -41,7 +41,9 @@ std::vector<sink_kind_info> make_registry() {
                        errors.push_back(where + "endpoint: '" + e + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");
                      return errors;
                    },
-                   [](const sink_spec& s) { return connectors::make_zmq_sink(option(s, "endpoint")); }});
+                   [](const sink_spec& s, const std::optional<connectors::curve_server_keys>& curve) {
+                     return connectors::make_zmq_sink(option(s, "endpoint"), curve);
+                   }});
   return kinds;
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,10 @@ struct sink_kind_info {
   std::vector<sink_key> keys;
   /// Problems with a configured sink, each prefixed with `where` ("[sink[0]].").
   std::function<std::vector<std::string>(const sink_spec&, const std::string& where)> check;
-  std::function<expected<std::unique_ptr<connectors::line_sink>>(const sink_spec&)> make;
+  /// `curve`: [security]'s keys, for kinds that serve the network.
+  std::function<expected<std::unique_ptr<connectors::line_sink>>(
+      const sink_spec&, const std::optional<connectors::curve_server_keys>& curve)>
+      make;
 };
 
 [[nodiscard]] const std::vector<sink_kind_info>& sink_kinds();
