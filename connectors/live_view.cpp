@@ -57,7 +57,16 @@ expected<std::unique_ptr<live_view>> live_view::start(const live_view_options& o
   v->title_ = std::move(title);
   v->metrics_ = std::move(metrics);
   v->counters_ = std::move(counters);
-  auto server = std::make_shared<httplib::Server>();
+  std::shared_ptr<httplib::Server> server;
+  if (!options.tls_cert.empty()) {
+    auto tls = std::make_shared<httplib::SSLServer>(options.tls_cert.c_str(), options.tls_key.c_str());
+    if (!tls->is_valid())
+      return error{errc::invalid_config, "cannot serve HTTPS with certificate '" + options.tls_cert + "' and key '" +
+                                             options.tls_key + "' (unreadable, not PEM, or not a pair)"};
+    server = tls;
+  } else {
+    server = std::make_shared<httplib::Server>();
+  }
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a
   // second pipeline on the same port binds too and gets half the requests.
   server->set_socket_options([](socket_t sock) {
@@ -65,13 +74,35 @@ expected<std::unique_ptr<live_view>> live_view::start(const live_view_options& o
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   live_view* self = v.get();
+  if (!options.token.empty())
+    server->set_pre_routing_handler([self, token = options.token](const httplib::Request& req, httplib::Response& res) {
+      if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
+      std::string given;
+      const std::string header = req.get_header_value("Authorization");
+      if (header.rfind("Bearer ", 0) == 0) given = header.substr(7);
+      else if (req.has_param("token")) given = req.get_param_value("token");
+      // Compared in time independent of where they differ.
+      unsigned char diff = given.size() != token.size();
+      for (std::size_t i = 0; i < token.size(); ++i) diff |= token[i] ^ (i < given.size() ? given[i] : 0);
+      if (diff == 0) return httplib::Server::HandlerResponse::Unhandled;
+      ++self->unauthorized_;
+      res.status = 401;
+      res.set_header("WWW-Authenticate", "Bearer realm=\"vlcache\"");
+      res.set_content("401: this view needs its token (Authorization: Bearer ..., or ?token=...)\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    });
   server->Get("/", [self](const httplib::Request&, httplib::Response& res) {
     self->watched();
     res.set_content(live_view_page(), "text/html; charset=utf-8");
   });
   server->Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   server->Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
-    res.set_content(self->metrics_ ? self->metrics_() : std::string(), "text/plain; version=0.0.4; charset=utf-8");
+    std::string text = self->metrics_ ? self->metrics_() : std::string();
+    if (!self->options_.token.empty())
+      text += "# HELP vlcache_http_unauthorized_total Requests refused for want of the view's token.\n"
+            "# TYPE vlcache_http_unauthorized_total counter\nvlcache_http_unauthorized_total " +
+            std::to_string(self->unauthorized_.load()) + "\n";
+    res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
   });
   server->Get("/api/state", [self](const httplib::Request&, httplib::Response& res) {
     self->watched();
@@ -90,7 +121,7 @@ expected<std::unique_ptr<live_view>> live_view::start(const live_view_options& o
     res.set_content(jpeg, "image/jpeg");
   });
   if (!server->bind_to_port(options.host, options.port))
-    return error{errc::io_error, "cannot listen on http://" + options.host + ":" + std::to_string(options.port) +
+    return error{errc::io_error, "cannot listen on " + v->address() + ":" + std::to_string(options.port) +
                                      " (in use, or not an address of this machine)"};
   v->server_ = server;
   v->thread_ = std::thread([server] { server->listen_after_bind(); });
@@ -111,7 +142,9 @@ void live_view::stop() {
   thread_.join();
 }
 
-std::string live_view::address() const { return "http://" + options_.host + ":" + std::to_string(options_.port); }
+std::string live_view::address() const {
+  return (options_.tls_cert.empty() ? "http://" : "https://") + options_.host + ":" + std::to_string(options_.port);
+}
 
 void live_view::watched() { last_watch_ms_ = now_ms(started_); }
 

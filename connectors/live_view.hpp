@@ -54,6 +54,11 @@ struct live_view_options {
   double watch_timeout_s = 10.0; ///< no request for this long: nobody is watching
   int history_s = 300;           ///< seconds of chart history per camera
   int answers_kept = 5;          ///< latest answers per camera
+  /// HTTPS with this certificate and private key (PEM files); empty: HTTP.
+  std::string tls_cert, tls_key;
+  /// When set, every path but /healthz needs "Authorization: Bearer TOKEN"
+  /// (or ?token=TOKEN, for the page's images); otherwise 401, counted.
+  std::string token;
 };
 
 class live_view : public line_sink {
@@ -78,6 +83,7 @@ class live_view : public line_sink {
   [[nodiscard]] const char* kind() const noexcept override { return "live_view"; }
 
   [[nodiscard]] std::uint64_t frames_kept() const noexcept { return kept_; }
+  [[nodiscard]] std::uint64_t unauthorized() const noexcept { return unauthorized_; }
   [[nodiscard]] std::string address() const;
 
  private:
@@ -114,6 +120,7 @@ class live_view : public line_sink {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::atomic<long long> last_watch_ms_{-1000000000};
   std::atomic<std::uint64_t> kept_{0};
+  std::atomic<std::uint64_t> unauthorized_{0};
 };
 
 /// The page itself: HTML, CSS and JavaScript with no external resources.

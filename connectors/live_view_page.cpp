@@ -26,6 +26,9 @@ Updated every second. <span id="status">connecting...</span></div>
 <script>
 "use strict";
 const cams = {};
+// A view with a token is opened as /?token=...: its requests carry it on.
+const token = new URLSearchParams(location.search).get("token");
+const auth = token ? "?token=" + encodeURIComponent(token) : "";
 function card(name) {
   const d = document.createElement("div");
   d.className = "cam"; d.dataset.stream = name;
@@ -63,7 +66,7 @@ function chart(canvas, series) {
 function text(el, cls, v) { el.querySelector("." + cls).textContent = v; }
 async function tick() {
   try {
-    const r = await fetch("/api/state", {cache: "no-store"});
+    const r = await fetch("/api/state" + auth, {cache: "no-store"});
     const s = await r.json();
     document.getElementById("title").textContent = "vlcache: " + s.title;
     document.getElementById("status").textContent = "up " + s.uptime_s.toFixed(0) + " s";
@@ -89,7 +92,8 @@ async function tick() {
            (100 * st.correct / st.with_truth).toFixed(0) + " %)" : "no known answers");
       if (st.has_frame && st.frame_seq !== c.frameSeq) {
         c.frameSeq = st.frame_seq;
-        c.el.querySelector("img").src = "/frame/" + encodeURIComponent(st.name) + ".jpg?seq=" + st.frame_seq;
+        c.el.querySelector("img").src = "/frame/" + encodeURIComponent(st.name) + ".jpg?seq=" + st.frame_seq +
+          auth.replace("?", "&");
       }
       chart(c.el.querySelector("canvas"), st.series);
       const box = c.el.querySelector(".answers");

@@ -142,9 +142,9 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   auto& requests = g.requests;
   const auto& truths = m.truths;
   const std::string http = options.http.empty() ? spec.view.http : options.http;
-  if (!http.empty() && !binds_loopback_only(http) && !spec.security.insecure) {
-    std::fprintf(stderr, "error: --http: binds '%s', beyond loopback; the live view has no authentication yet: "
-                 "set [security] insecure = true to serve it anyway\n", bound_host(http).c_str());
+  if (!http.empty() && !binds_loopback_only(http) && !spec.view.authenticated() && !spec.security.insecure) {
+    std::fprintf(stderr, "error: --http: binds '%s', beyond loopback, without authentication: set [view] tls_cert, "
+                 "tls_key and token_file, or [security] insecure = true\n", bound_host(http).c_str());
     return false;
   }
   if (!http.empty()) {
@@ -153,6 +153,9 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     vo.host = colon == std::string::npos ? http : http.substr(0, colon);
     vo.port = colon == std::string::npos ? 0 : std::atoi(http.c_str() + colon + 1);
     vo.max_view_fps = spec.view.max_view_fps;
+    vo.tls_cert = spec.view.tls_cert;
+    vo.tls_key = spec.view.tls_key;
+    vo.token = spec.view.token;
     auto started = connectors::live_view::start(
         vo, spec.name, [&probe] { return to_prometheus(probe.collect()); },
         [&probe] { return per_stream_json(probe.collect()); });

@@ -1,6 +1,7 @@
 #include "graph/pipeline_spec.hpp"
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "connectors/scene_video.hpp"
@@ -164,14 +165,14 @@ bool binds_loopback_only(const std::string& endpoint) {
 std::vector<std::string> validate(const pipeline_spec& s) {
   std::vector<std::string> errors;
   // Surveillance video and answers: nothing is served beyond this machine
-  // unauthenticated unless the config says so. HTTP has no authentication
-  // yet, so the view needs `insecure` whatever [security] holds.
+  // unauthenticated unless the config says so. The view counts as
+  // authenticated with HTTPS and a token together.
   const bool authenticated = s.security.curve.has_value();
   auto beyond_loopback = [&](const std::string& key, const std::string& endpoint, bool has_auth) {
     const std::string host = bound_host(endpoint);
     if (binds_loopback_only(endpoint) || has_auth || s.security.insecure) return;
     errors.push_back(key + ": binds '" + host + "', beyond loopback, without authentication: " +
-                     (key == "[view].http" ? std::string("the live view has none yet; ")
+                     (key == "[view].http" ? std::string("set [view] tls_cert, tls_key and token_file, or ")
                                            : "set [security] secret_key and allowed_clients, or ") +
                      "set [security] insecure = true to serve it anyway");
   };
@@ -180,7 +181,7 @@ std::vector<std::string> validate(const pipeline_spec& s) {
     if (s.sinks[i].kind == "zmq" && s.sinks[i].options.count("endpoint"))
       beyond_loopback("[sink[" + std::to_string(i) + "]].endpoint", s.sinks[i].options.at("endpoint"), authenticated);
   if (!s.llm.request_endpoint.empty()) beyond_loopback("[llm].request_endpoint", s.llm.request_endpoint, authenticated);
-  if (!s.view.http.empty()) beyond_loopback("[view].http", s.view.http, false);
+  if (!s.view.http.empty()) beyond_loopback("[view].http", s.view.http, s.view.authenticated());
   if (s.cameras.empty() && !s.ingest.enabled) errors.push_back("camera: no [[camera]] and no [ingest] configured");
   if (s.ingest.enabled && s.ingest.endpoint.find("://") == std::string::npos)
     errors.push_back("[ingest].endpoint: '" + s.ingest.endpoint + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");
@@ -292,6 +293,22 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
     v.http = r.string("http").value_or("");
     v.max_view_fps = r.number("max_fps", 0.1, 60.0).value_or(v.max_view_fps);
     v.hold_s = r.number("hold_s", 0.0, 86400.0).value_or(0.0);
+    v.tls_cert = r.string("tls_cert").value_or("");
+    v.tls_key = r.string("tls_key").value_or("");
+    if (v.tls_cert.empty() != v.tls_key.empty())
+      r.fail(v.tls_cert.empty() ? "tls_cert" : "tls_key", "missing: HTTPS needs the certificate and its key");
+    for (const auto* k : {"tls_cert", "tls_key"}) {
+      const std::string& path = std::string(k) == "tls_cert" ? v.tls_cert : v.tls_key;
+      if (!path.empty() && !std::filesystem::is_regular_file(path)) r.fail(k, "file '" + path + "' does not exist");
+    }
+    v.token_file = r.string("token_file").value_or("");
+    if (!v.token_file.empty()) {
+      std::ifstream f(v.token_file);
+      std::getline(f, v.token);
+      v.token.erase(v.token.find_last_not_of(" \t\r") + 1);
+      if (!f && v.token.empty()) r.fail("token_file", "cannot read '" + v.token_file + "'");
+      else if (v.token.size() < 16) r.fail("token_file", "'" + v.token_file + "' holds a token shorter than 16 characters");
+    }
     r.reject_unknown_keys();
   }
   if (const toml::table* t = top.table("security")) {

@@ -84,6 +84,11 @@ struct view_spec {
   std::string http;          ///< HOST:PORT; empty: no web server
   double max_view_fps = 2.0; ///< frames per camera the view takes per second
   double hold_s = 0.0;       ///< keep serving this long after the run ends (final numbers)
+  std::string tls_cert, tls_key;  ///< HTTPS (PEM files); empty: HTTP
+  std::string token_file;         ///< a file holding the bearer token; empty: no token
+  std::string token;              ///< read from token_file
+  /// Both HTTPS and a token: the view may be served beyond loopback.
+  [[nodiscard]] bool authenticated() const { return !tls_cert.empty() && !token.empty(); }
 };
 
 /// [security]: who may reach the pipeline's ZeroMQ sockets (CURVE).

@@ -96,5 +96,34 @@ TEST(live_view, a_busy_port_is_named) {
   EXPECT_NE(second.err().message.find(std::to_string(port + 1)), std::string::npos);
 }
 
+TEST(live_view, a_token_guards_every_path_but_healthz) {
+  live_view_options o;
+  o.port = port + 2;
+  o.token = "0123456789abcdef0123";
+  auto view = live_view::start(o, "t", [] { return std::string("vlcache_up 1\n"); }, nullptr);
+  ASSERT_TRUE(view) << view.err().message;
+  httplib::Client http("127.0.0.1", o.port);
+  EXPECT_EQ(http.Get("/healthz")->status, 200);
+  for (const char* path : {"/", "/metrics", "/api/state", "/frame/x.jpg"}) EXPECT_EQ(http.Get(path)->status, 401) << path;
+  EXPECT_EQ(http.Get("/metrics", {{"Authorization", "Bearer 0123456789abcdef012"}})->status, 401) << "one short";
+  EXPECT_EQ(http.Get("/metrics", {{"Authorization", "Bearer 0123456789abcdef0124"}})->status, 401) << "one wrong";
+  auto ok = http.Get("/metrics", {{"Authorization", "Bearer 0123456789abcdef0123"}});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_NE(ok->body.find("vlcache_http_unauthorized_total 6"), std::string::npos) << ok->body;
+  EXPECT_EQ(http.Get("/?token=0123456789abcdef0123")->status, 200);
+  EXPECT_EQ((*view)->unauthorized(), 6u);
+}
+
+TEST(live_view, a_bad_certificate_is_named) {
+  live_view_options o;
+  o.port = port + 3;
+  o.tls_cert = "/nonexistent/cert.pem";
+  o.tls_key = "/nonexistent/key.pem";
+  auto view = live_view::start(o, "t", nullptr, nullptr);
+  ASSERT_FALSE(view);
+  EXPECT_NE(view.err().message.find("/nonexistent/cert.pem"), std::string::npos) << view.err().message;
+}
+
 }  // namespace
 }  // namespace vlcache::connectors
