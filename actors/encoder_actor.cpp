@@ -41,7 +41,7 @@ bool reach_node(caf::stateful_actor<encoder_state>* self) {
   const auto now = steady::now();
   if (now < s.next_reconnect) return false;
   s.next_reconnect = now + std::chrono::seconds(1);
-  auto node = self->system().middleman().remote_actor(s.remote_host, s.remote_port);
+  auto node = reach_encoder_node(self->system(), s.remote_host, s.remote_port, s.remote_tls);
   if (!node) return false;
   // A node back on the address may run another model: it must encode the
   // pipeline's grid, or the streams stay failed (counted) until one does.
@@ -129,6 +129,7 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
   s.remote = std::move(backend.remote);
   s.remote_host = backend.remote_host;
   s.remote_port = backend.remote_port;
+  s.remote_tls = backend.remote_tls;
   s.num_patches = s.encoder ? s.encoder->config().num_patches() : backend.num_patches;
   const int side = s.encoder ? s.encoder->config().image_size : backend.image_size;
   s.pixels_per_frame = 3 * side * side;

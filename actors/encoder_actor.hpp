@@ -47,6 +47,7 @@ struct encoder_state {
   caf::actor remote;                        ///< a remote_encoder_node on another machine
   std::string remote_host;
   std::uint16_t remote_port = 0;
+  bool remote_tls = false;
   bool remote_down = false;           ///< the last batch failed: reconnect before the next
   steady::time_point next_reconnect;  ///< at most one attempt a second while the node is away
   std::uint64_t reconnects = 0, remote_failures = 0;
@@ -119,6 +120,7 @@ struct encoder_backend {
   caf::actor remote;
   std::string remote_host;  ///< where `remote` listens: reconnected to after a failure
   std::uint16_t remote_port = 0;
+  bool remote_tls = false;  ///< reach the node over TLS (caf::openssl; the system loaded its manager)
   int num_patches = 0;
   int image_size = 0;
 };

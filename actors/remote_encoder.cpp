@@ -1,11 +1,34 @@
 #include "actors/remote_encoder.hpp"
 
 #include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <caf/openssl/all.hpp>
 #include <cstring>
 
 #include "actors/actor_error.hpp"
 
 namespace vlcache::actors {
+
+void configure_link(caf::actor_system_config& cfg, const link_tls& tls) {
+  cfg.load<caf::io::middleman>();
+  if (!tls.enabled()) return;
+  cfg.openssl_certificate = tls.cert;
+  cfg.openssl_key = tls.key;
+  cfg.openssl_cafile = tls.ca;
+  cfg.load<caf::openssl::manager>();
+}
+
+caf::expected<caf::actor> reach_encoder_node(caf::actor_system& sys, const std::string& host, std::uint16_t port,
+                                             bool tls) {
+  if (tls) return caf::openssl::remote_actor(sys, host, port);
+  return sys.middleman().remote_actor(host, port);
+}
+
+caf::expected<std::uint16_t> serve_encoder_node(caf::actor_system& sys, const caf::actor& node, const std::string& host,
+                                                std::uint16_t port, bool tls) {
+  if (tls) return caf::openssl::publish(node, port, host.c_str(), true);
+  return sys.middleman().publish(node, port, host.c_str(), true);
+}
 
 void announce_remote_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<remote_encode_request>("remote_encode_request");

@@ -79,6 +79,26 @@ using encoder_info_atom = caf::atom_constant<caf::atom("encinfo")>;
 /// Announces the remote message types; both processes must call it.
 void announce_remote_types(caf::actor_system_config& cfg);
 
+/// The link's TLS files (PEM): our certificate and key, and the CA that
+/// signed the other side's. Both sides must present a certificate the other
+/// verifies (CAF's OpenSSL module: peer verification required on both ends);
+/// a plain or unverified peer is refused.
+struct link_tls {
+  std::string cert, key, ca;
+  [[nodiscard]] bool enabled() const { return !cert.empty(); }
+};
+
+/// Loads the io middleman, and with `tls` CAF's OpenSSL manager and files.
+void configure_link(caf::actor_system_config& cfg, const link_tls& tls);
+
+/// The encoder node at host:port, over TLS when the system was configured
+/// with it; the error says why it cannot be reached.
+[[nodiscard]] caf::expected<caf::actor> reach_encoder_node(caf::actor_system& sys, const std::string& host,
+                                                           std::uint16_t port, bool tls);
+/// Serves `node` on host:port (TLS as configured); the bound port.
+[[nodiscard]] caf::expected<std::uint16_t> serve_encoder_node(caf::actor_system& sys, const caf::actor& node,
+                                                              const std::string& host, std::uint16_t port, bool tls);
+
 /// The node's actor: runs `encoder` for the requests of one pipeline.
 caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<vision_encoder> encoder);
 

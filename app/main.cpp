@@ -44,7 +44,10 @@ int main(int argc, char** argv) {
   node->add_option("--role", node_role, "The stage: encoder")->check(CLI::IsMember({"encoder"}))->default_val("encoder");
   node->add_option("--listen", node_opts.port, "Port to listen on")->required();
   node->add_option("--host", node_opts.host, "Address to listen on")->default_val("127.0.0.1");
-  node->add_flag("--insecure", node_opts.insecure, "Allow a --host beyond loopback (the link is plain)");
+  node->add_flag("--insecure", node_opts.insecure, "Allow a --host beyond loopback without TLS");
+  node->add_option("--tls-cert", node_opts.tls.cert, "TLS: the node's certificate (PEM)");
+  node->add_option("--tls-key", node_opts.tls.key, "TLS: its private key (PEM)");
+  node->add_option("--tls-ca", node_opts.tls.ca, "TLS: the CA that signed the pipelines' certificates (PEM)");
   node->add_option("--model", node_opts.model, "Hugging Face folder or preset")->default_val("vit-b16");
   node->add_option("--device", node_opts.options.device, "cpu or cuda[:N]")->default_val("cpu");
   node->add_option("--dtype", node_opts.options.dtype, "f32, f16, bf16")->default_val("f32");

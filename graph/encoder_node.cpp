@@ -18,12 +18,16 @@ extern "C" void on_node_signal(int) { node_stop = true; }
 }  // namespace
 
 int run_encoder_node(const encoder_node_options& o) {
-  if (!binds_loopback_only(o.host + ":" + std::to_string(o.port)) && !o.insecure) {
-    std::fprintf(stderr, "error: --host: '%s' is beyond loopback and the encoder link has no authentication or "
-                         "encryption yet: pass --insecure to serve it anyway\n", o.host.c_str());
+  if (o.tls.cert.empty() != o.tls.key.empty() || o.tls.cert.empty() != o.tls.ca.empty()) {
+    std::fprintf(stderr, "error: --tls-cert, --tls-key and --tls-ca go together\n");
     return 1;
   }
-  if (o.insecure && !binds_loopback_only(o.host + ":0"))
+  if (!binds_loopback_only(o.host + ":" + std::to_string(o.port)) && !o.insecure && !o.tls.enabled()) {
+    std::fprintf(stderr, "error: --host: '%s' is beyond loopback without TLS: pass --tls-cert, --tls-key and "
+                         "--tls-ca, or --insecure to serve it anyway\n", o.host.c_str());
+    return 1;
+  }
+  if (o.insecure && !o.tls.enabled() && !binds_loopback_only(o.host + ":0"))
     std::fprintf(stderr, "NOTICE: --insecure: the encoder node serves %s without authentication or encryption\n",
                  o.host.c_str());
   auto loaded = vision_encoder::load(o.model, o.options);
@@ -36,20 +40,21 @@ int run_encoder_node(const encoder_node_options& o) {
     std::printf("NOTICE: %s -- tokens come from RANDOM weights and mean nothing\n", encoder->description().c_str());
   caf::actor_system_config cfg;
   actors::announce_remote_types(cfg);
-  cfg.load<caf::io::middleman>();
+  actors::configure_link(cfg, o.tls);
   cfg.set("logger.console", caf::atom("none"));
   caf::actor_system sys{cfg};
   // Detached: encoding is long work that must not hold a scheduler thread.
   auto node = sys.spawn<caf::detached>(actors::remote_encoder_node, encoder);
   // reuse_addr: a node restarted on its port binds while the old
   // connections still linger in TIME_WAIT.
-  auto port = sys.middleman().publish(node, o.port, o.host.c_str(), true);
+  auto port = actors::serve_encoder_node(sys, node, o.host, o.port, o.tls.enabled());
   if (!port) {
     std::fprintf(stderr, "error: cannot listen on %s:%u: %s\n", o.host.c_str(), o.port, sys.render(port.error()).c_str());
     caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
     return 1;
   }
-  std::printf("node: encoder listening on %s:%u\n", o.host.c_str(), *port);
+  std::printf("node: encoder listening on %s:%u%s\n", o.host.c_str(), *port,
+              o.tls.enabled() ? " (TLS, clients verified against --tls-ca)" : "");
   std::fflush(stdout);
   node_stop = false;
   std::signal(SIGINT, on_node_signal);

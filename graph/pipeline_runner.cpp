@@ -174,7 +174,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     const auto colon = spec.encoder.remote.rfind(':');
     const std::string host = spec.encoder.remote.substr(0, colon);
     const auto port = static_cast<std::uint16_t>(std::stoi(spec.encoder.remote.substr(colon + 1)));
-    auto node = sys.middleman().remote_actor(host, port);
+    auto node = actors::reach_encoder_node(sys, host, port, spec.encoder.tls.enabled());
     if (!node) {
       std::fprintf(stderr, "error: [encoder].remote: cannot reach the encoder node at %s: %s\n",
                    spec.encoder.remote.c_str(), sys.render(node.error()).c_str());
@@ -200,6 +200,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     backend.remote = *node;
     backend.remote_host = host;
     backend.remote_port = port;
+    backend.remote_tls = spec.encoder.tls.enabled();
   }
 
   if (view) outputs.push_back(view);  // the view keeps the latest answers, as a sink
@@ -468,7 +469,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   cfg.set("scheduler.max-threads", static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
   cfg.set("logger.console", caf::atom("none"));
   actors::announce_remote_types(cfg);
-  cfg.load<caf::io::middleman>();
+  actors::configure_link(cfg, spec.encoder.tls);
   caf::actor_system sys{cfg};
   caf::scoped_actor runner{sys};
   pipeline_probe probe(sys, spec.name);

@@ -53,6 +53,18 @@ void read_encoder(table_reader& r, encoder_spec& e) {
   e.remote_timeout_s = static_cast<int>(r.integer("remote_timeout_s", 1, 3600).value_or(e.remote_timeout_s));
   if (!e.remote.empty() && e.remote.rfind(':') == std::string::npos)
     r.fail("remote", "'" + e.remote + "' is not HOST:PORT");
+  e.tls.cert = r.string("tls_cert").value_or("");
+  e.tls.key = r.string("tls_key").value_or("");
+  e.tls.ca = r.string("tls_ca").value_or("");
+  for (const auto& [key, path] : {std::pair<const char*, std::string>{"tls_cert", e.tls.cert},
+                                  {"tls_key", e.tls.key}, {"tls_ca", e.tls.ca}}) {
+    if (path.empty() && e.tls.enabled() + !e.tls.key.empty() + !e.tls.ca.empty() > 0)
+      r.fail(key, "missing: TLS to the node needs tls_cert, tls_key and tls_ca");
+    else if (!path.empty() && !std::filesystem::is_regular_file(path))
+      r.fail(key, "file '" + path + "' does not exist");
+    else if (!path.empty() && e.remote.empty())
+      r.fail(key, "TLS is for the link to a remote encoder: set remote as well");
+  }
   e.options.device = r.string("device").value_or(e.options.device);
   e.options.dtype = r.string("dtype").value_or(e.options.dtype);
   e.options.threads = static_cast<int>(r.integer("threads", 0, 1024).value_or(0));
@@ -182,6 +194,12 @@ std::vector<std::string> validate(const pipeline_spec& s) {
       beyond_loopback("[sink[" + std::to_string(i) + "]].endpoint", s.sinks[i].options.at("endpoint"), authenticated);
   if (!s.llm.request_endpoint.empty()) beyond_loopback("[llm].request_endpoint", s.llm.request_endpoint, authenticated);
   if (!s.view.http.empty()) beyond_loopback("[view].http", s.view.http, s.view.authenticated());
+  // The frames cross to the node and the tokens come back: in clear, only on this machine.
+  if (!s.encoder.remote.empty() && !binds_loopback_only(s.encoder.remote) && !s.encoder.tls.enabled() &&
+      !s.security.insecure)
+    errors.push_back("[encoder].remote: '" + bound_host(s.encoder.remote) +
+                     "' is beyond loopback without TLS: set [encoder] tls_cert, tls_key and tls_ca, or "
+                     "[security] insecure = true");
   if (s.cameras.empty() && !s.ingest.enabled) errors.push_back("camera: no [[camera]] and no [ingest] configured");
   if (s.ingest.enabled && s.ingest.endpoint.find("://") == std::string::npos)
     errors.push_back("[ingest].endpoint: '" + s.ingest.endpoint + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");

@@ -16,6 +16,7 @@
 #include "core/shadow_check.hpp"
 #include "core/vision_encoder.hpp"
 #include "graph/cache_spec.hpp"
+#include "actors/remote_encoder.hpp"
 #include "connectors/curve_keys.hpp"
 #include "graph/sink_registry.hpp"
 
@@ -51,6 +52,7 @@ struct encoder_spec {
   std::string model = "vit-b16";
   std::string remote;  ///< HOST:PORT of a `vlcache node --role encoder`; empty: in-process
   int remote_timeout_s = 30;  ///< a batch the node has not answered by then fails (a dead node: at once)
+  actors::link_tls tls;       ///< tls_cert, tls_key, tls_ca: mutual TLS with the node
   encoder_options options;
   int batch_tokens = 256;     ///< run a batch once this many tokens wait
   double batch_timeout_ms = 20.0;

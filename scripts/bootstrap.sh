@@ -17,6 +17,7 @@ packages=(
   chromium  # the live view's end-to-end test (headless)
   ffmpeg  # scripts/make_camera_clips.sh (the noisy-camera clips and their test)
   gir1.2-gst-rtsp-server-1.0 python3-gi gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly  # tools/rtsp_camera.py
+  openssl  # the HTTPS view test makes a self-signed certificate
 )
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
