@@ -7,10 +7,7 @@
 # its address and counted); a listener without a key receives nothing.
 set -euo pipefail
 vlcache="$1"; video="$2"
-work="$(mktemp -d)"
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-cd "$work"
-free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+source "$(dirname "$0")/support/in_work_dir.sh"
 ingest=$(free_port); sink=$(free_port)
 mkdir -p allowed
 "$vlcache" keygen pipeline > /dev/null

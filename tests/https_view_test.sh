@@ -6,10 +6,8 @@
 # And a view beyond loopback validates with HTTPS and a token, not without.
 set -euo pipefail
 vlcache="$1"; video="$2"
-work="$(mktemp -d)"
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-cd "$work"
-port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+source "$(dirname "$0")/support/in_work_dir.sh"
+port=$(free_port)
 openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 2 -subj "/CN=127.0.0.1" \
   -addext "subjectAltName=IP:127.0.0.1" 2> /dev/null
 openssl rand -hex 24 > token
