@@ -57,7 +57,10 @@ void request_server::serve(void* socket) {
         else
           reply = handler_(j["stream"].get<std::string>(), j["question"].get<std::string>());
       } catch (const nlohmann::json::exception& e) {
-        reply = nlohmann::json{{"error", std::string("request is not JSON: ") + e.what()}}.dump();
+        // The parser's message quotes the bytes it choked on, which need not be
+        // UTF-8: replaced, or dump() throws and the endpoint's thread dies.
+        reply = nlohmann::json{{"error", std::string("request is not JSON: ") + e.what()}}.dump(
+            -1, ' ', false, nlohmann::json::error_handler_t::replace);
       }
       if (reply.rfind("{\"error\"", 0) == 0) ++rejected_;
       else ++served_;
