@@ -32,20 +32,34 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vect
   bool running = true, seen_any = false;
   std::map<std::string, stream_id> ids;
   connectors::patch_canvas_set canvases;  // streams whose cameras ship changed patches
+  peer_limits limits(settings.limits);
+  const auto started = steady::now();
+  // Counted by reason (`key`), the first few of each logged with the peer.
+  auto refuse = [&](const std::string& key, const std::string& reason, const connectors::pulled_frame& pulled) {
+    const auto n = ++counters.rejected[key];
+    if (n <= 5)
+      caf::aout(self) << "ingest: rejected a message from "
+                      << (pulled.peer.empty() ? "an unknown peer" : pulled.peer) << ": " << reason << "\n";
+  };
   while (running) {
     for (auto& pulled : (*socket)->receive(std::chrono::milliseconds(50), 64)) {
       ++counters.messages;
       auto& frame = pulled.frame;
+      if (frame) {
+        const double now_s = std::chrono::duration<double>(steady::now() - started).count();
+        const auto verdict = limits.admit(pulled.identity, frame->stream, pulled.bytes, now_s);
+        if (verdict != peer_verdict::admit) {
+          refuse(to_string(verdict), to_string(verdict), pulled);
+          continue;
+        }
+      }
       expected<connectors::owned_image> image =
           !frame ? expected<connectors::owned_image>(frame.err())
           : frame->encoding == connectors::frame_encoding::patches ? canvases.apply(*frame)
                                                                    : connectors::decode_frame(*frame);
       if (!image) {
         const auto& reason = image.err().message;
-        const auto n = ++counters.rejected[reason.substr(0, reason.find(':', 15))];
-        if (n <= 5)
-          caf::aout(self) << "ingest: rejected a message from "
-                          << (pulled.peer.empty() ? "an unknown peer" : pulled.peer) << ": " << reason << "\n";
+        refuse(reason.substr(0, reason.find(':', 15)), reason, pulled);
         continue;
       }
       auto it = streams.find(frame->stream);
@@ -81,6 +95,7 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vect
       self->send(encoder, end_stream_atom::value, id);
       streams.erase(name);
       canvases.forget(name);
+      limits.stream_closed(name);
       ++counters.streams_closed;
     }
     if (settings.stop_when_idle && seen_any && streams.empty()) running = false;

@@ -18,6 +18,7 @@
 
 #include "actors/source_actor.hpp"
 #include "connectors/curve_keys.hpp"
+#include "core/peer_limits.hpp"
 
 namespace vlcache::actors {
 
@@ -25,6 +26,7 @@ struct ingest_settings {
   std::string endpoint;
   bool bind = true;
   std::optional<connectors::curve_server_keys> curve;  ///< [security]: CURVE with an allow-list
+  peer_limits_config limits;  ///< per peer: message size, rate, streams
   double idle_timeout_s = 5.0;
   int max_streams = 64;
   bool stop_when_idle = false;  ///< stop once every stream seen has closed

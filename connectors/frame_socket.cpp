@@ -41,13 +41,20 @@ std::vector<pulled_frame> frame_puller::receive(std::chrono::milliseconds timeou
   for (int n = 0; n < max && (item.revents & ZMQ_POLLIN); ++n) {
     zmq::message_t msg;
     if (!impl_->pull.recv(msg, zmq::recv_flags::dontwait)) break;
-    std::string peer;
+    std::string peer, identity;
     try {
       if (const char* p = msg.gets("Peer-Address")) peer = p;
     } catch (const zmq::error_t&) {
       // not every transport knows its peer
     }
-    out.push_back({decode_wire(static_cast<const std::uint8_t*>(msg.data()), msg.size()), std::move(peer)});
+    try {
+      if (const char* u = msg.gets("User-Id")) identity = u;  // the ZAP handler's answer: the client's key
+    } catch (const zmq::error_t&) {
+      // no ZAP on this socket
+    }
+    if (identity.empty()) identity = peer;
+    out.push_back({decode_wire(static_cast<const std::uint8_t*>(msg.data()), msg.size()), std::move(peer),
+                   std::move(identity), msg.size()});
   }
   return out;
 }

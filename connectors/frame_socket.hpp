@@ -22,7 +22,9 @@ namespace vlcache::connectors {
 /// one) and the sending peer's address when the transport knows it.
 struct pulled_frame {
   expected<wire_frame> frame;
-  std::string peer;
+  std::string peer;      ///< the sender's address, when the transport knows it
+  std::string identity;  ///< its CURVE key when the socket authenticates, else `peer`
+  std::size_t bytes = 0;
 };
 
 class frame_puller {

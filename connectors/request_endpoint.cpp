@@ -8,9 +8,11 @@
 namespace vlcache::connectors {
 
 expected<std::unique_ptr<request_server>> request_server::start(const std::string& endpoint, handler h,
-                                                                const std::optional<curve_server_keys>& curve) {
+                                                                const std::optional<curve_server_keys>& curve,
+                                                                std::size_t max_question_bytes) {
   std::unique_ptr<request_server> s(new request_server());
   s->handler_ = std::move(h);
+  s->max_question_bytes_ = max_question_bytes;
   try {
     auto ctx = std::make_shared<zmq::context_t>();
     if (curve) s->auth_ = std::make_shared<zap_authenticator>(*ctx, curve->allowed, "request endpoint " + endpoint);
@@ -54,6 +56,10 @@ void request_server::serve(void* socket) {
           reply = nlohmann::json{{"error", "request: \"stream\" (a string) is missing"}}.dump();
         else if (!j.contains("question") || !j["question"].is_string() || j["question"].get<std::string>().empty())
           reply = nlohmann::json{{"error", "request: \"question\" (a non-empty string) is missing"}}.dump();
+        else if (j["question"].get_ref<const std::string&>().size() > max_question_bytes_)
+          reply = nlohmann::json{{"error", "request: \"question\" is longer than " +
+                                               std::to_string(max_question_bytes_) + " bytes ([llm].max_question_bytes)"}}
+                      .dump();
         else
           reply = handler_(j["stream"].get<std::string>(), j["question"].get<std::string>());
       } catch (const nlohmann::json::exception& e) {

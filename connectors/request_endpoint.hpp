@@ -26,9 +26,11 @@ class request_server {
   using handler = std::function<std::string(const std::string& stream, const std::string& question)>;
 
   /// Binds `endpoint` (tcp://HOST:PORT) before returning. With `curve`, only
-  /// allowed client keys are answered (connectors/curve_auth).
+  /// allowed client keys are answered (connectors/curve_auth). A question
+  /// longer than `max_question_bytes` is refused with an error, counted.
   [[nodiscard]] static expected<std::unique_ptr<request_server>> start(
-      const std::string& endpoint, handler h, const std::optional<curve_server_keys>& curve = std::nullopt);
+      const std::string& endpoint, handler h, const std::optional<curve_server_keys>& curve = std::nullopt,
+      std::size_t max_question_bytes = 4000);
   ~request_server();
 
   [[nodiscard]] std::uint64_t served() const noexcept { return served_; }
@@ -38,6 +40,7 @@ class request_server {
   request_server() = default;
   void serve(void* socket);
   handler handler_;
+  std::size_t max_question_bytes_ = 4000;
   std::shared_ptr<void> context_, auth_, socket_;
   std::thread thread_;
   std::atomic<bool> stop_{false};

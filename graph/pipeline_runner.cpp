@@ -234,7 +234,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
                        });
           return reply;
         },
-        spec.security.curve);
+        spec.security.curve, static_cast<std::size_t>(spec.llm.max_question_bytes));
     if (!server) {
       std::fprintf(stderr, "error: [llm].request_endpoint: %s\n", server.err().message.c_str());
       return false;
@@ -307,6 +307,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     actors::ingest_settings is;
     is.endpoint = spec.ingest.endpoint;
     is.bind = spec.ingest.bind;
+    is.limits = spec.ingest.limits;
     is.curve = spec.security.curve;
     is.idle_timeout_s = spec.ingest.idle_timeout_s;
     is.max_streams = spec.ingest.max_streams;

@@ -1,5 +1,6 @@
 #include "graph/pipeline_spec.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -99,6 +100,7 @@ void read_llm(table_reader& r, llm_spec& l) {
   l.policy.change_threshold = r.number("change_threshold", 0.0, 1.0).value_or(0.0);
   l.policy.first_frame = r.boolean("first_frame").value_or(true);
   l.request_endpoint = r.string("request_endpoint").value_or("");
+  l.max_question_bytes = static_cast<int>(r.integer("max_question_bytes", 1, 1 << 20).value_or(l.max_question_bytes));
   l.max_batch = static_cast<int>(r.integer("max_batch", 1, 64).value_or(l.max_batch));
   if (!l.request_endpoint.empty() && l.request_endpoint.find("://") == std::string::npos)
     r.fail("request_endpoint", "'" + l.request_endpoint + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");
@@ -363,6 +365,11 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
     in.idle_timeout_s = r.number("idle_timeout_s", 0.01, 86400.0).value_or(in.idle_timeout_s);
     in.max_streams = static_cast<int>(r.integer("max_streams", 1, 4096).value_or(in.max_streams));
     in.stop_when_idle = r.boolean("stop_when_idle").value_or(false);
+    in.limits.max_message_bytes =
+        static_cast<std::uint64_t>(r.number("max_frame_mb", 0.001, 64.0).value_or(16.0) * (1 << 20));
+    in.limits.max_per_s = r.number("max_fps_per_peer", 0.0, 10000.0).value_or(in.limits.max_per_s);
+    in.limits.burst = std::max(1.0, in.limits.max_per_s / 2);
+    in.limits.max_streams = static_cast<int>(r.integer("max_streams_per_peer", 0, 4096).value_or(in.limits.max_streams));
     r.reject_unknown_keys();
   }
   for_each_table(top, *root, "camera", out.errors,

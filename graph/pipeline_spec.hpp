@@ -18,6 +18,7 @@
 #include "graph/cache_spec.hpp"
 #include "actors/remote_encoder.hpp"
 #include "connectors/curve_keys.hpp"
+#include "core/peer_limits.hpp"
 #include "graph/sink_registry.hpp"
 
 namespace vlcache::graph {
@@ -66,6 +67,7 @@ struct ingest_spec {
   double idle_timeout_s = 5.0;  ///< a stream silent this long is closed
   int max_streams = 64;
   bool stop_when_idle = false;  ///< end the run once every stream seen has closed
+  peer_limits_config limits;    ///< per camera node: max_frame_mb, max_fps_per_peer, max_streams_per_peer
 };
 
 /// The language model that answers questions about the frames.
@@ -77,6 +79,7 @@ struct llm_spec {
   answer_options answer;  ///< template, sampling, KV reuse
   answer_policy_config policy{10, 0.0, true};
   std::string request_endpoint;  ///< tcp://HOST:PORT: a REP socket for on-demand questions
+  int max_question_bytes = 4000; ///< longer questions on the request endpoint are refused
   int max_batch = 4;             ///< streams answered together in one pass
   llm_options options;
 };

@@ -85,6 +85,20 @@ TEST(fuzz, the_request_endpoint_answers_every_message_and_goes_on) {
   EXPECT_GT((*server)->rejected(), 0u);
 }
 
+TEST(request_endpoint, a_question_over_the_limit_is_refused) {
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_port());
+  auto server = request_server::start(endpoint, [](const std::string&, const std::string&) { return std::string("{}"); },
+                                      std::nullopt, 10);
+  ASSERT_TRUE(server);
+  auto ok = ask_endpoint(endpoint, "cam", "ten bytes!", 10);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(*ok, "{}");
+  auto long_one = ask_endpoint(endpoint, "cam", "eleven byte", 10);
+  ASSERT_TRUE(long_one);
+  EXPECT_NE(long_one->find("longer than 10 bytes"), std::string::npos) << *long_one;
+  EXPECT_EQ((*server)->rejected(), 1u);
+}
+
 TEST(fuzz, the_live_view_answers_random_paths_and_headers_and_goes_on) {
   live_view_options o;
   o.port = free_port();
