@@ -4,7 +4,8 @@
 # Checks: the allowed camera's 40 frames all get in and are published to the
 # allowed listener; a camera with an unknown key and one with no key at all,
 # sending at the same time, get nothing in (the unknown key is logged with
-# its address and counted); a listener without a key receives nothing.
+# its address and counted); a listener without a key receives nothing. A
+# patch-shipping camera with the allowed key gets in the same way.
 set -euo pipefail
 vlcache="$1"; video="$2"
 source "$(dirname "$0")/support/in_work_dir.sh"
@@ -55,6 +56,9 @@ plain=$!
 for _ in $(seq 1200); do grep -q "^good {" listen.txt && break; sleep 0.1; done
 grep -q "^good {" listen.txt || { echo "the allowed listener got nothing"; cat pipeline.txt; exit 1; }
 "$vlcache" camera $cam --stream good --start 10 --frames 30 --key allowed/camera.key --server-key pipeline.pub > good2.txt 2>&1
+# The patch-shipping camera goes through the same authenticated socket.
+"$vlcache" camera $cam --stream porch --frames 10 --ship-patches --image-size 32 --patch-size 8 \
+  --key allowed/camera.key --server-key pipeline.pub > porch.txt 2>&1
 wait $bad $plain
 wait $listener || { echo "the allowed listener failed"; cat listen.txt; exit 1; }
 if wait $keyless; then echo "a listener without a key received lines"; cat keyless_listen.txt; exit 1; fi
@@ -65,9 +69,11 @@ grep -qF "refused peer 127.0.0.1 (CURVE key $(sed -n 's/public-key = "\(.*\)"/\1
 /usr/bin/python3 - summary.json <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-names = [x["name"] for x in s["streams"]]
-assert names == ["good"], f"streams that got in: {names}"
-good = s["streams"][0]
+names = sorted(x["name"] for x in s["streams"])
+assert names == ["good", "porch"], f"streams that got in: {names}"
+good = [x for x in s["streams"] if x["name"] == "good"][0]
+porch = [x for x in s["streams"] if x["name"] == "porch"][0]
+assert porch["frames_read"] == 10, porch
 # All 40 got in (a busy pipeline may drop some by its flow policy: counted).
 assert good["frames_read"] == 40 and good["lost_in_transit"] == 0 and good["frames_encoded"] >= 20, good
 assert s["auth_refused"] >= 1, s.get("auth_refused")
