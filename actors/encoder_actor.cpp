@@ -38,6 +38,7 @@ void check(caf::stateful_actor<encoder_state>* self, const frame_job& job, const
 bool reach_node(caf::stateful_actor<encoder_state>* self) {
   auto& s = self->state;
   if (!s.remote_down) return true;
+  if (s.settings.stopping && *s.settings.stopping) return false;  // a hung node must not hold the stop
   const auto now = steady::now();
   if (now < s.next_reconnect) return false;
   s.next_reconnect = now + std::chrono::seconds(1);
@@ -79,7 +80,8 @@ void flush(caf::stateful_actor<encoder_state>* self) {
   if (s.encoder) {
     results = s.encoder->encode(batch);
   } else if (reach_node(self)) {
-    results = encode_remote(self->system(), s.remote, batch, s.pixels_per_frame, s.settings.remote_timeout);
+    results = encode_remote(self->system(), s.remote, batch, s.pixels_per_frame, s.settings.remote_timeout,
+                            s.settings.stopping.get());
     if (!results) {  // the node may be gone: reconnect before the next batch
       s.remote_down = true;
       ++s.remote_failures;

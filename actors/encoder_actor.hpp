@@ -15,6 +15,7 @@
 ///   (done_atom, seq, frame_outcome::lost) to a frame's source on error, and
 ///   for the stream's later sparse frames until a full one arrives.
 
+#include <atomic>
 #include <caf/behavior.hpp>
 #include <caf/stateful_actor.hpp>
 #include <map>
@@ -31,6 +32,9 @@ struct encoder_settings {
   std::chrono::microseconds batch_timeout{20000};
   shadow_config shadow;  ///< online fidelity checks (in-process encoder only)
   std::chrono::seconds remote_timeout{30};  ///< a remote node's reply to one batch
+  /// Set when the pipeline stops: a batch waiting on a remote node fails at
+  /// once (counted), and no node is reached again, whatever the node does.
+  std::shared_ptr<const std::atomic<bool>> stopping;
 };
 
 /// A stream's online fidelity checks.

@@ -84,7 +84,7 @@ caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<
 
 expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const caf::actor& node,
                                                   const std::vector<frame_request>& batch, int pixels_per_frame,
-                                                  std::chrono::seconds timeout) {
+                                                  std::chrono::seconds timeout, const std::atomic<bool>* cancel) {
   remote_encode_request req;
   for (const auto& f : batch) {
     remote_frame rf;
@@ -103,6 +103,7 @@ expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const 
   expected<std::vector<frame_result>> out =
       error{errc::io_error, "remote encoder: no reply within " + std::to_string(timeout.count()) + " s"};
   self->send(node, std::move(req));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool waiting = true;
   self->receive_while([&] { return waiting; })(
       [&](remote_encode_reply& reply) {
@@ -133,7 +134,16 @@ expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const 
         waiting = false;
         out = error{errc::io_error, "remote encoder: the node went down (" + sys.render(d.reason) + ")"};
       },
-      caf::after(timeout) >> [&] { waiting = false; });
+      // Short waits: the deadline and a stop are noticed within 0.2 s even
+      // when the node neither answers nor goes down (a hung process).
+      caf::after(std::chrono::milliseconds(200)) >> [&] {
+        if (cancel && *cancel) {
+          waiting = false;
+          out = error{errc::io_error, "remote encoder: the pipeline is stopping; the batch was not waited for"};
+        } else if (std::chrono::steady_clock::now() >= deadline) {
+          waiting = false;
+        }
+      });
   self->demonitor(node);
   return out;
 }

@@ -11,6 +11,7 @@
 ///   remote_encode_request             -> remote_encode_reply (or an error)
 ///   (end_stream_atom, stream)         -> frees the stream's token store
 
+#include <atomic>
 #include <caf/actor_system_config.hpp>
 #include <caf/behavior.hpp>
 #include <caf/event_based_actor.hpp>
@@ -105,8 +106,10 @@ caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<
 /// The pipeline side: a vision_encoder::encode over the network (blocking;
 /// called from the encoder actor's own thread). Fails after `timeout`, or
 /// at once when the node goes down meanwhile (it is monitored).
+/// `cancel`, when it becomes true, fails the wait within a fifth of a second.
 [[nodiscard]] expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const caf::actor& node,
                                                                 const std::vector<frame_request>& batch,
-                                                                int pixels_per_frame, std::chrono::seconds timeout);
+                                                                int pixels_per_frame, std::chrono::seconds timeout,
+                                                                const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace vlcache::actors

@@ -126,6 +126,8 @@ struct pipeline_graph {
   std::shared_ptr<connectors::live_view> view;
   std::unique_ptr<connectors::request_server> requests;
   std::map<caf::actor_addr, stage_id> stages;  ///< every stage the runner monitors
+  /// Set once a stop was asked for: the encoder then waits on no remote node.
+  std::shared_ptr<std::atomic<bool>> stopping = std::make_shared<std::atomic<bool>>(false);
 };
 
 /// Starts the view, handshakes a remote encoder, spawns and wires every
@@ -256,6 +258,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   es.batch_timeout = std::chrono::microseconds(static_cast<long>(spec.encoder.batch_timeout_ms * 1000));
   es.shadow = spec.fidelity;
   es.remote_timeout = std::chrono::seconds(spec.encoder.remote_timeout_s);
+  es.stopping = g.stopping;
   // The encoder computes for a long time per message: its own thread keeps
   // it from starving the scheduler that decodes, hashes and gates.
   g.encoder = sys.spawn<caf::detached>(actors::encoder_actor, backend, es, reassembly);
@@ -389,6 +392,7 @@ run_outcome supervise(const pipeline_spec& spec, const run_options& options, caf
         caf::after(tick) >> [] {});
     if (stop_requested && !stopping) {
       stopping = true;
+      *g.stopping = true;
       std::printf("stopping: draining frames in flight\n");
       for (const auto& s : sources) runner->send(s, actors::stop_atom::value);
       if (ingest) runner->send(ingest, actors::stop_atom::value);
