@@ -2,7 +2,9 @@
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
+#include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "actors/remote_encoder.hpp"
 
@@ -31,21 +33,22 @@ void check(caf::stateful_actor<encoder_state>* self, const frame_job& job, const
   }
 }
 
-/// After a failed batch, the node is reached again (the same process, or a
-/// new one on its address) before the next; at most one attempt a second.
-/// Its token stores are gone with it, so each stream's next frame runs in
-/// full there (the node's encoder holds no state for it).
-bool reach_node(caf::stateful_actor<encoder_state>* self) {
+/// After a failed batch, a node is reached again (the same process, or a
+/// new one on its address) before it gets work again; at most one attempt a
+/// second. Its token stores are gone with it, so each stream's next frame
+/// runs in full there (the node's encoder holds no state for it).
+bool reach_node(caf::stateful_actor<encoder_state>* self, std::size_t index) {
   auto& s = self->state;
-  if (!s.remote_down) return true;
+  auto& n = s.nodes[index];
+  if (!n.down) return true;
   if (s.settings.stopping && *s.settings.stopping) return false;  // a hung node must not hold the stop
   const auto now = steady::now();
-  if (now < s.next_reconnect) return false;
-  s.next_reconnect = now + std::chrono::seconds(1);
-  auto node = reach_encoder_node(self->system(), s.remote_host, s.remote_port, s.remote_tls);
+  if (now < n.next_reconnect) return false;
+  n.next_reconnect = now + std::chrono::seconds(1);
+  auto node = reach_encoder_node(self->system(), n.host, n.port, s.remote_tls);
   if (!node) return false;
   // A node back on the address may run another model: it must encode the
-  // pipeline's grid, or the streams stay failed (counted) until one does.
+  // pipeline's grid, or it stays out (its streams live elsewhere or fail, counted).
   std::string problem;
   caf::scoped_actor asker{self->system()};
   asker->request(*node, std::chrono::seconds(5), encoder_info_atom::value)
@@ -57,53 +60,149 @@ bool reach_node(caf::stateful_actor<encoder_state>* self) {
           },
           [&](const caf::error& e) { problem = "it did not describe itself: " + self->system().render(e); });
   if (!problem.empty()) {
-    caf::aout(self) << "encoder: the node back at " << s.remote_host << ":" << s.remote_port << " is refused: "
-                    << problem << "\n";
+    caf::aout(self) << "encoder: the node back at " << n.host << ":" << n.port << " is refused: " << problem << "\n";
     return false;
   }
-  s.remote = *node;
-  s.remote_down = false;
+  n.actor = *node;
+  n.down = false;
+  n.counters.up = true;
+  ++n.counters.reconnects;
   ++s.reconnects;
-  caf::aout(self) << "encoder: reconnected to the node at " << s.remote_host << ":" << s.remote_port << "\n";
+  caf::aout(self) << "encoder: reconnected to the node at " << n.host << ":" << n.port << "\n";
   return true;
+}
+
+std::size_t streams_on(const encoder_state& s, std::size_t node) {
+  return static_cast<std::size_t>(
+      std::count_if(s.home.begin(), s.home.end(), [node](const auto& h) { return h.second == node; }));
+}
+
+/// The node a stream's frames go to: its home while that node works; a new
+/// or homeless stream goes to the working node holding the fewest streams
+/// (its next frame then runs in full there). None: no node works.
+std::optional<std::size_t> node_for(caf::stateful_actor<encoder_state>* self, stream_id stream) {
+  auto& s = self->state;
+  auto it = s.home.find(stream);
+  if (it != s.home.end() && reach_node(self, it->second)) return it->second;
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < s.nodes.size(); ++i)
+    if (reach_node(self, i) && (!best || streams_on(s, i) < streams_on(s, *best))) best = i;
+  if (!best) return std::nullopt;
+  if (it != s.home.end()) {
+    caf::aout(self) << "encoder: stream " << stream << " moves from " << s.nodes[it->second].host << ":"
+                    << s.nodes[it->second].port << " to " << s.nodes[*best].host << ":" << s.nodes[*best].port << "\n";
+    s.full_next.insert(stream);  // its store stayed behind
+  }
+  s.home[stream] = *best;
+  return best;
+}
+
+/// A node back, or new streams unevenly spread: moves streams from the
+/// fullest working node to the emptiest until they differ by at most one;
+/// each moved stream frees its store on the old node and runs its next frame
+/// in full on the new one.
+void rebalance(caf::stateful_actor<encoder_state>* self) {
+  auto& s = self->state;
+  for (std::size_t i = 0; i < s.nodes.size(); ++i) (void)reach_node(self, i);  // a node back joins (1 try/s)
+  for (;;) {
+    std::optional<std::size_t> most, least;
+    for (std::size_t i = 0; i < s.nodes.size(); ++i) {
+      if (s.nodes[i].down) continue;
+      if (!most || streams_on(s, i) > streams_on(s, *most)) most = i;
+      if (!least || streams_on(s, i) < streams_on(s, *least)) least = i;
+    }
+    if (!most || streams_on(s, *most) <= streams_on(s, *least) + 1) return;
+    auto moved = std::find_if(s.home.begin(), s.home.end(), [&](const auto& h) { return h.second == *most; });
+    self->send(s.nodes[*most].actor, end_stream_atom::value, moved->first);
+    moved->second = *least;
+    s.full_next.insert(moved->first);
+  }
+}
+
+/// Runs the batch where it belongs; one result per pending frame (an error
+/// for the frames whose node failed or is unreachable).
+std::vector<expected<frame_result>> run_batch(caf::stateful_actor<encoder_state>* self) {
+  auto& s = self->state;
+  const std::size_t n = s.pending.size();
+  std::vector<expected<frame_result>> out(n, error{errc::io_error, "not run"});
+  auto request_of = [&](std::size_t i) {
+    const auto& job = s.pending[i];
+    const bool full = job.plan->full || s.full_next.erase(job.tag.stream) > 0;
+    return frame_request{job.tag.stream, job.image->pixels.data(), job.plan->positions, full};
+  };
+  if (s.encoder) {
+    std::vector<frame_request> batch;
+    for (std::size_t i = 0; i < n; ++i) batch.push_back(request_of(i));
+    auto results = s.encoder->encode(batch);
+    for (std::size_t i = 0; i < n; ++i) out[i] = results ? expected<frame_result>((*results)[i]) : results.err();
+    return out;
+  }
+  rebalance(self);
+  std::vector<node_batch> batches;
+  std::vector<std::size_t> node_of_batch;
+  std::vector<std::vector<std::size_t>> members;  // per batch: indices into pending
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto node = node_for(self, s.pending[i].tag.stream);
+    if (!node) {
+      out[i] = error{errc::io_error, "remote encoder: no node is reachable; retrying each every second"};
+      ++s.remote_failures;
+      continue;
+    }
+    auto b = std::find(node_of_batch.begin(), node_of_batch.end(), *node);
+    const std::size_t k = static_cast<std::size_t>(b - node_of_batch.begin());
+    if (b == node_of_batch.end()) {
+      node_of_batch.push_back(*node);
+      batches.push_back({s.nodes[*node].actor, {}});
+      members.emplace_back();
+    }
+    batches[k].frames.push_back(request_of(i));
+    members[k].push_back(i);
+  }
+  const auto started = steady::now();
+  auto results = encode_remote(self->system(), batches, s.pixels_per_frame, s.settings.remote_timeout,
+                               s.settings.stopping.get());
+  const double took = std::chrono::duration<double>(steady::now() - started).count();
+  for (std::size_t k = 0; k < batches.size(); ++k) {
+    auto& node = s.nodes[node_of_batch[k]];
+    node.counters.busy_seconds += took;
+    ++node.counters.batches;
+    if (!results[k]) {  // the node may be gone: reach it again before it gets work
+      node.down = true;
+      node.counters.up = false;
+      ++node.counters.failures;
+      ++s.remote_failures;
+      caf::aout(self) << "encoder: batch on " << node.host << ":" << node.port << " failed: " << results[k].err().message
+                      << "\n";
+    } else {
+      node.counters.frames += members[k].size();
+    }
+    for (std::size_t m = 0; m < members[k].size(); ++m)
+      out[members[k][m]] = results[k] ? expected<frame_result>((*results[k])[m]) : results[k].err();
+  }
+  return out;
 }
 
 void flush(caf::stateful_actor<encoder_state>* self) {
   auto& s = self->state;
   ++s.batch_id;  // any timer armed for the old batch is now stale
   if (s.pending.empty()) return;
-  std::vector<frame_request> batch;
-  for (auto& job : s.pending)
-    batch.push_back({job.tag.stream, job.image->pixels.data(), job.plan->positions, job.plan->full});
   const auto started = steady::now();
-  expected<std::vector<frame_result>> results = error{errc::io_error, "no encoder"};
-  if (s.encoder) {
-    results = s.encoder->encode(batch);
-  } else if (reach_node(self)) {
-    results = encode_remote(self->system(), s.remote, batch, s.pixels_per_frame, s.settings.remote_timeout,
-                            s.settings.stopping.get());
-    if (!results) {  // the node may be gone: reconnect before the next batch
-      s.remote_down = true;
-      ++s.remote_failures;
-    }
-  } else {
-    results = error{errc::io_error, "remote encoder: the node at " + s.remote_host + ":" +
-                                        std::to_string(s.remote_port) + " is unreachable; retrying every second"};
-    ++s.remote_failures;
-  }
+  auto results = run_batch(self);
   const auto now = steady::now();
   s.busy_seconds += std::chrono::duration<double>(now - started).count();
+  bool failed = false;
   for (std::size_t i = 0; i < s.pending.size(); ++i) {
     auto& job = s.pending[i];
-    if (!results) {
+    if (!results[i]) {
       // The stream's tokens are gone (the encoder drops a half-written
       // store): its source resets its references, and frames it planned
       // before hearing of it fail here until a full one comes.
       s.lost.insert(job.tag.stream);
       self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
+      failed = true;
       continue;
     }
-    const auto& r = (*results)[i];
+    const auto& r = *results[i];
     const auto computed = static_cast<std::uint64_t>(r.full ? s.num_patches : r.computed);
     s.tokens += computed;
     s.layer_tokens += static_cast<std::uint64_t>(r.layer_tokens);
@@ -116,7 +215,7 @@ void flush(caf::stateful_actor<encoder_state>* self) {
     auto positions = std::make_shared<const std::vector<int>>(job.plan->positions);
     self->send(s.next, encoded_frame{std::move(job), r.features, std::move(positions), r.computed, r.full, now});
   }
-  if (!results) caf::aout(self) << "encoder: batch failed: " << results.err().message << "\n";
+  if (failed && s.encoder) caf::aout(self) << "encoder: batch failed: " << results.front().err().message << "\n";
   ++s.batches;
   s.pending.clear();
   s.pending_tokens = 0;
@@ -128,9 +227,14 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
                             encoder_settings settings, caf::actor next) {
   auto& s = self->state;
   s.encoder = std::move(backend.local);
-  s.remote = std::move(backend.remote);
-  s.remote_host = backend.remote_host;
-  s.remote_port = backend.remote_port;
+  for (auto& n : backend.nodes) {
+    node_link link;
+    link.actor = std::move(n.actor);
+    link.host = n.host;
+    link.port = n.port;
+    link.counters.address = n.host + ":" + std::to_string(n.port);
+    s.nodes.push_back(std::move(link));
+  }
   s.remote_tls = backend.remote_tls;
   s.num_patches = s.encoder ? s.encoder->config().num_patches() : backend.num_patches;
   const int side = s.encoder ? s.encoder->config().image_size : backend.image_size;
@@ -173,6 +277,10 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
         c.shadow = s.shadow;
         c.remote_failures = s.remote_failures;
         c.reconnects = s.reconnects;
+        for (std::size_t i = 0; i < s.nodes.size(); ++i) {
+          c.nodes.push_back(s.nodes[i].counters);
+          c.nodes.back().streams = streams_on(s, i);
+        }
         c.shadow_seconds = s.shadow_seconds;
         c.layer_tokens = s.layer_tokens;
         c.layers = s.encoder ? s.encoder->config().layers_used() : 0;
@@ -189,8 +297,14 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
         return c;
       },
       [self](end_stream_atom, stream_id stream) {
-        if (self->state.encoder) self->state.encoder->end_stream(stream);
-        else self->send(self->state.remote, end_stream_atom::value, stream);
+        auto& s = self->state;
+        if (s.encoder) {
+          s.encoder->end_stream(stream);
+        } else if (auto h = s.home.find(stream); h != s.home.end()) {
+          self->send(s.nodes[h->second].actor, end_stream_atom::value, stream);
+          s.home.erase(h);
+        }
+        s.full_next.erase(stream);
         self->state.lost.erase(stream);
         self->send(self->state.next, end_stream_atom::value, stream);  // after the stream's last frame
       },

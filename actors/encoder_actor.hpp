@@ -46,14 +46,34 @@ struct shadow_counters {
   [[nodiscard]] double cosine_mean() const noexcept { return checks ? cosine_mean_sum / checks : 1.0; }
 };
 
+/// One remote encoder node's share of the work, for the summary and /metrics.
+struct node_counters {
+  std::string address;  ///< HOST:PORT
+  std::uint64_t frames = 0, batches = 0, failures = 0, reconnects = 0;
+  std::uint64_t streams = 0;  ///< streams it holds now
+  double busy_seconds = 0;    ///< time its batches took, reply included
+  bool up = true;
+};
+
+/// A remote node as the encoder sees it.
+struct node_link {
+  caf::actor actor;
+  std::string host;
+  std::uint16_t port = 0;
+  bool down = false;                  ///< its last batch failed: reach it again before the next
+  steady::time_point next_reconnect;  ///< at most one attempt a second while it is away
+  node_counters counters;
+};
+
 struct encoder_state {
-  std::shared_ptr<vision_encoder> encoder;  ///< local, or null when `remote` runs the model
-  caf::actor remote;                        ///< a remote_encoder_node on another machine
-  std::string remote_host;
-  std::uint16_t remote_port = 0;
+  std::shared_ptr<vision_encoder> encoder;  ///< local, or null when remote nodes run the model
+  std::vector<node_link> nodes;             ///< remote_encoder_nodes on other machines
   bool remote_tls = false;
-  bool remote_down = false;           ///< the last batch failed: reconnect before the next
-  steady::time_point next_reconnect;  ///< at most one attempt a second while the node is away
+  /// Each stream's token store lives on one node: its home, kept until the
+  /// node fails or the streams are rebalanced (the stream's next frame then
+  /// runs in full on its new home).
+  std::map<stream_id, std::size_t> home;
+  std::set<stream_id> full_next;  ///< moved streams: their next frame runs in full
   std::uint64_t reconnects = 0, remote_failures = 0;
   int num_patches = 0, pixels_per_frame = 0;
   encoder_settings settings;
@@ -87,7 +107,8 @@ struct encoder_counters {
   std::uint64_t store_total = 0, store_peak = 0, store_capacity = 0;
   std::map<stream_id, shadow_counters> shadow;  ///< online fidelity checks per stream
   double shadow_seconds = 0;
-  std::uint64_t remote_failures = 0, reconnects = 0;  ///< a remote node's failed batches, reconnections
+  std::uint64_t remote_failures = 0, reconnects = 0;  ///< remote nodes' failed batches, reconnections
+  std::vector<node_counters> nodes;  ///< per remote node
 
   /// The share of patch tokens computed (the rest came from the cache; the
   /// hit rate is 1 minus it): `tokens` computed over `frames` frames. The
@@ -117,14 +138,18 @@ struct encoder_counters {
   }
 };
 
-/// The model runs in-process (`encoder`), or on a remote node (`remote`,
-/// with the grid it reported: `num_patches`, `image_size`).
+/// The model runs in-process (`local`), or on remote nodes (with the grid
+/// they reported: `num_patches`, `image_size`).
+struct remote_node {
+  caf::actor actor;
+  std::string host;  ///< where it listens: reached again after a failure
+  std::uint16_t port = 0;
+};
+
 struct encoder_backend {
   std::shared_ptr<vision_encoder> local;
-  caf::actor remote;
-  std::string remote_host;  ///< where `remote` listens: reconnected to after a failure
-  std::uint16_t remote_port = 0;
-  bool remote_tls = false;  ///< reach the node over TLS (caf::openssl; the system loaded its manager)
+  std::vector<remote_node> nodes;  ///< streams are spread over them
+  bool remote_tls = false;  ///< reach the nodes over TLS (caf::openssl; the system loaded its manager)
   int num_patches = 0;
   int image_size = 0;
 };

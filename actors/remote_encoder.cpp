@@ -82,9 +82,9 @@ caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<
   };
 }
 
-expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const caf::actor& node,
-                                                  const std::vector<frame_request>& batch, int pixels_per_frame,
-                                                  std::chrono::seconds timeout, const std::atomic<bool>* cancel) {
+namespace {
+
+remote_encode_request to_request(const std::vector<frame_request>& batch, int pixels_per_frame) {
   remote_encode_request req;
   for (const auto& f : batch) {
     remote_frame rf;
@@ -95,56 +95,79 @@ expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const 
     rf.full = f.full;
     req.frames.push_back(std::move(rf));
   }
+  return req;
+}
+
+expected<std::vector<frame_result>> from_reply(remote_encode_reply& reply) {
+  std::vector<frame_result> results;
+  for (auto& r : reply.results) {
+    if (r.features.size() != sizeof(float) * static_cast<std::size_t>(r.rows * r.cols))
+      return error{errc::io_error, "remote encoder: a reply for stream " + std::to_string(r.stream) +
+                                       " has the wrong size"};
+    frame_result fr;
+    fr.stream = r.stream;
+    fr.features = tensor_handle::from_floats(reinterpret_cast<const float*>(r.features.data()), {r.rows, r.cols});
+    fr.computed = r.computed;
+    fr.layer_tokens = r.layer_tokens;
+    fr.full = r.full;
+    results.push_back(std::move(fr));
+  }
+  return results;
+}
+
+}  // namespace
+
+std::vector<expected<std::vector<frame_result>>> encode_remote(caf::actor_system& sys,
+                                                               const std::vector<node_batch>& batches,
+                                                               int pixels_per_frame, std::chrono::seconds timeout,
+                                                               const std::atomic<bool>* cancel) {
+  std::vector<expected<std::vector<frame_result>>> out(
+      batches.size(), error{errc::io_error, "remote encoder: no reply within " + std::to_string(timeout.count()) + " s"});
   caf::scoped_actor self{sys};
-  // Monitored for the length of the request: a node that dies (its process
-  // killed, its connection dropped) fails the batch at once instead of after
-  // the timeout.
-  self->monitor(node);
-  expected<std::vector<frame_result>> out =
-      error{errc::io_error, "remote encoder: no reply within " + std::to_string(timeout.count()) + " s"};
-  self->send(node, std::move(req));
+  // Each node is monitored for the length of its request: one that dies (its
+  // process killed, its connection dropped) fails its batch at once instead
+  // of after the timeout.
+  std::vector<bool> waiting(batches.size(), true);
+  std::size_t open = batches.size();
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    self->monitor(batches[i].node);
+    self->send(batches[i].node, to_request(batches[i].frames, pixels_per_frame));
+  }
+  auto index_of = [&](const caf::actor_addr& who) {
+    for (std::size_t i = 0; i < batches.size(); ++i)
+      if (waiting[i] && batches[i].node.address() == who) return i;
+    return batches.size();
+  };
+  auto settle = [&](std::size_t i, expected<std::vector<frame_result>> r) {
+    if (i >= batches.size()) return;
+    waiting[i] = false;
+    --open;
+    out[i] = std::move(r);
+  };
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool waiting = true;
-  self->receive_while([&] { return waiting; })(
-      [&](remote_encode_reply& reply) {
-        waiting = false;
-        std::vector<frame_result> results;
-        for (auto& r : reply.results) {
-          if (r.features.size() != sizeof(float) * static_cast<std::size_t>(r.rows * r.cols)) {
-            out = error{errc::io_error, "remote encoder: a reply for stream " + std::to_string(r.stream) +
-                                            " has the wrong size"};
-            return;
-          }
-          frame_result fr;
-          fr.stream = r.stream;
-          fr.features = tensor_handle::from_floats(reinterpret_cast<const float*>(r.features.data()), {r.rows, r.cols});
-          fr.computed = r.computed;
-          fr.layer_tokens = r.layer_tokens;
-          fr.full = r.full;
-          results.push_back(std::move(fr));
-        }
-        out = std::move(results);
-      },
+  bool wait = open > 0;
+  self->receive_while([&] { return wait && open > 0; })(
+      [&](remote_encode_reply& reply) { settle(index_of(caf::actor_cast<caf::actor_addr>(self->current_sender())), from_reply(reply)); },
       [&](caf::error& e) {
-        waiting = false;
-        out = error{errc::io_error, "remote encoder: " + sys.render(e)};
+        settle(index_of(caf::actor_cast<caf::actor_addr>(self->current_sender())), error{errc::io_error, "remote encoder: " + sys.render(e)});
       },
       [&](const caf::down_msg& d) {
-        if (d.source != node.address()) return;
-        waiting = false;
-        out = error{errc::io_error, "remote encoder: the node went down (" + sys.render(d.reason) + ")"};
+        settle(index_of(d.source),
+               error{errc::io_error, "remote encoder: the node went down (" + sys.render(d.reason) + ")"});
       },
       // Short waits: the deadline and a stop are noticed within 0.2 s even
-      // when the node neither answers nor goes down (a hung process).
+      // when a node neither answers nor goes down (a hung process).
       caf::after(std::chrono::milliseconds(200)) >> [&] {
         if (cancel && *cancel) {
-          waiting = false;
-          out = error{errc::io_error, "remote encoder: the pipeline is stopping; the batch was not waited for"};
+          for (std::size_t i = 0; i < batches.size(); ++i)
+            if (waiting[i])
+              out[i] = error{errc::io_error, "remote encoder: the pipeline is stopping; the batch was not waited for"};
+          wait = false;
         } else if (std::chrono::steady_clock::now() >= deadline) {
-          waiting = false;
+          wait = false;
         }
       });
-  self->demonitor(node);
+  for (const auto& b : batches) self->demonitor(b.node);
   return out;
 }
 

@@ -106,10 +106,15 @@ caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<
 /// The pipeline side: a vision_encoder::encode over the network (blocking;
 /// called from the encoder actor's own thread). Fails after `timeout`, or
 /// at once when the node goes down meanwhile (it is monitored).
+/// Several nodes' batches at once: all are sent before any reply is awaited,
+/// so the nodes work in parallel; one result per batch, in order.
 /// `cancel`, when it becomes true, fails the wait within a fifth of a second.
-[[nodiscard]] expected<std::vector<frame_result>> encode_remote(caf::actor_system& sys, const caf::actor& node,
-                                                                const std::vector<frame_request>& batch,
-                                                                int pixels_per_frame, std::chrono::seconds timeout,
-                                                                const std::atomic<bool>* cancel = nullptr);
+struct node_batch {
+  caf::actor node;
+  std::vector<frame_request> frames;
+};
+[[nodiscard]] std::vector<expected<std::vector<frame_result>>> encode_remote(
+    caf::actor_system& sys, const std::vector<node_batch>& batches, int pixels_per_frame, std::chrono::seconds timeout,
+    const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace vlcache::actors

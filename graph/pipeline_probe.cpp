@@ -200,6 +200,25 @@ std::string to_prometheus(const pipeline_snapshot& s) {
   for (const auto& c : s.sources) o << "vlcache_gate_noise_floor{" << stream_of(c) << "} " << c.noise_floor << "\n";
   family("vlcache_gate_mad_threshold", "gauge", "The MAD threshold the gate applied to the camera's latest frame.");
   for (const auto& c : s.sources) o << "vlcache_gate_mad_threshold{" << stream_of(c) << "} " << c.mad_threshold << "\n";
+  auto per_node = [&](const char* name, const char* type, const char* help, const auto& value) {
+    if (s.encoder.nodes.empty()) return;
+    family(name, type, help);
+    for (const auto& n : s.encoder.nodes) o << name << "{node=\"" << label_value(n.address) << "\"} " << value(n) << "\n";
+  };
+  per_node("vlcache_node_frames_total", "counter", "Frames a remote encoder node encoded.",
+           [](const actors::node_counters& n) { return n.frames; });
+  per_node("vlcache_node_batches_total", "counter", "Batches sent to a remote encoder node.",
+           [](const actors::node_counters& n) { return n.batches; });
+  per_node("vlcache_node_busy_seconds_total", "counter", "Seconds a node's batches took, reply included.",
+           [](const actors::node_counters& n) { return n.busy_seconds; });
+  per_node("vlcache_node_failures_total", "counter", "A node's failed batches (down, timed out, refused).",
+           [](const actors::node_counters& n) { return n.failures; });
+  per_node("vlcache_node_reconnects_total", "counter", "Times a node was reached again after a failure.",
+           [](const actors::node_counters& n) { return n.reconnects; });
+  per_node("vlcache_node_streams", "gauge", "Streams whose token stores live on the node.",
+           [](const actors::node_counters& n) { return n.streams; });
+  per_node("vlcache_node_up", "gauge", "1 while the node works; 0 after a failed batch until it is reached again.",
+           [](const actors::node_counters& n) { return n.up ? 1 : 0; });
   family("vlcache_encoder_batches_total", "counter", "Batches the encoder ran.");
   o << "vlcache_encoder_batches_total " << s.encoder.batches << "\n";
   family("vlcache_encoder_busy_seconds_total", "counter", "Seconds the encoder spent computing.");

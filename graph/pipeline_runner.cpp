@@ -172,36 +172,34 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
 
   actors::encoder_backend backend;
   backend.local = m.encoder;
-  if (!spec.encoder.remote.empty()) {
-    const auto colon = spec.encoder.remote.rfind(':');
-    const std::string host = spec.encoder.remote.substr(0, colon);
-    const auto port = static_cast<std::uint16_t>(std::stoi(spec.encoder.remote.substr(colon + 1)));
+  for (const auto& address : spec.encoder.remote) {
+    const auto colon = address.rfind(':');
+    const std::string host = address.substr(0, colon);
+    const auto port = static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1)));
     auto node = actors::reach_encoder_node(sys, host, port, spec.encoder.tls.enabled());
     if (!node) {
-      std::fprintf(stderr, "error: [encoder].remote: cannot reach the encoder node at %s: %s\n",
-                   spec.encoder.remote.c_str(), sys.render(node.error()).c_str());
+      std::fprintf(stderr, "error: [encoder].remote: cannot reach the encoder node at %s: %s\n", address.c_str(),
+                   sys.render(node.error()).c_str());
       return false;
     }
     std::string problem;
     runner->request(*node, std::chrono::seconds(10), actors::encoder_info_atom::value)
         .receive(
             [&](const actors::remote_encoder_info& info) {
-              std::printf("encoder: remote node %s: %s\n", spec.encoder.remote.c_str(), info.description.c_str());
+              std::printf("encoder: remote node %s: %s\n", address.c_str(), info.description.c_str());
               if (info.image_size != spec.cache.grid.image_size || info.patch_size != spec.cache.grid.patch_size)
-                problem = "the node encodes " + std::to_string(info.image_size) + "/" + std::to_string(info.patch_size) +
-                          " but [input] is " + std::to_string(spec.cache.grid.image_size) + "/" +
-                          std::to_string(spec.cache.grid.patch_size);
+                problem = "the node at " + address + " encodes " + std::to_string(info.image_size) + "/" +
+                          std::to_string(info.patch_size) + " but [input] is " +
+                          std::to_string(spec.cache.grid.image_size) + "/" + std::to_string(spec.cache.grid.patch_size);
               backend.num_patches = info.num_patches;
               backend.image_size = info.image_size;
             },
-            [&](const caf::error& e) { problem = "the node did not answer: " + sys.render(e); });
+            [&](const caf::error& e) { problem = "the node at " + address + " did not answer: " + sys.render(e); });
     if (!problem.empty()) {
       std::fprintf(stderr, "error: [encoder].remote: %s\n", problem.c_str());
       return false;
     }
-    backend.remote = *node;
-    backend.remote_host = host;
-    backend.remote_port = port;
+    backend.nodes.push_back({*node, host, port});
     backend.remote_tls = spec.encoder.tls.enabled();
   }
 
@@ -490,7 +488,8 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   run_facts facts;
   facts.pipeline = spec.name;
   facts.seconds = outcome.seconds;
-  facts.encoder_remote = spec.encoder.remote;
+  for (const auto& node : spec.encoder.remote)
+    facts.encoder_remote += (facts.encoder_remote.empty() ? "" : ", ") + node;
   if (parts->encoder) {
     facts.random_weights = parts->encoder->random_weights();
     facts.state_bytes = parts->encoder->state_bytes();

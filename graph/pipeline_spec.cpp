@@ -50,10 +50,17 @@ void read_drift(table_reader& r, drift_config& d) {
 
 void read_encoder(table_reader& r, encoder_spec& e) {
   e.model = r.string("model").value_or(e.model);
-  e.remote = r.string("remote").value_or("");
+  e.remote = r.strings("remote");
+  if (e.remote.size() == 1 && e.remote[0].empty()) e.remote.clear();  // remote = "": in this process
   e.remote_timeout_s = static_cast<int>(r.integer("remote_timeout_s", 1, 3600).value_or(e.remote_timeout_s));
-  if (!e.remote.empty() && e.remote.rfind(':') == std::string::npos)
-    r.fail("remote", "'" + e.remote + "' is not HOST:PORT");
+  for (const auto& node : e.remote) {
+    const auto colon = node.rfind(':');
+    if (colon == std::string::npos || colon + 1 == node.size() ||
+        node.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+      r.fail("remote", "'" + node + "' is not HOST:PORT");
+  }
+  if (std::set<std::string>(e.remote.begin(), e.remote.end()).size() != e.remote.size())
+    r.fail("remote", "a node is listed twice");
   e.tls.cert = r.string("tls_cert").value_or("");
   e.tls.key = r.string("tls_key").value_or("");
   e.tls.ca = r.string("tls_ca").value_or("");
@@ -197,11 +204,11 @@ std::vector<std::string> validate(const pipeline_spec& s) {
   if (!s.llm.request_endpoint.empty()) beyond_loopback("[llm].request_endpoint", s.llm.request_endpoint, authenticated);
   if (!s.view.http.empty()) beyond_loopback("[view].http", s.view.http, s.view.authenticated());
   // The frames cross to the node and the tokens come back: in clear, only on this machine.
-  if (!s.encoder.remote.empty() && !binds_loopback_only(s.encoder.remote) && !s.encoder.tls.enabled() &&
-      !s.security.insecure)
-    errors.push_back("[encoder].remote: '" + bound_host(s.encoder.remote) +
-                     "' is beyond loopback without TLS: set [encoder] tls_cert, tls_key and tls_ca, or "
-                     "[security] insecure = true");
+  for (const auto& node : s.encoder.remote)
+    if (!binds_loopback_only(node) && !s.encoder.tls.enabled() && !s.security.insecure)
+      errors.push_back("[encoder].remote: '" + bound_host(node) +
+                       "' is beyond loopback without TLS: set [encoder] tls_cert, tls_key and tls_ca, or "
+                       "[security] insecure = true");
   if (s.cameras.empty() && !s.ingest.enabled) errors.push_back("camera: no [[camera]] and no [ingest] configured");
   if (s.ingest.enabled && s.ingest.endpoint.find("://") == std::string::npos)
     errors.push_back("[ingest].endpoint: '" + s.ingest.endpoint + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");

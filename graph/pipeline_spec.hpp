@@ -51,7 +51,9 @@ struct flow_spec {
 
 struct encoder_spec {
   std::string model = "vit-b16";
-  std::string remote;  ///< HOST:PORT of a `vlcache node --role encoder`; empty: in-process
+  /// HOST:PORT of each `vlcache node --role encoder`; streams are spread over
+  /// them. Empty: the model runs in this process.
+  std::vector<std::string> remote;
   int remote_timeout_s = 30;  ///< a batch the node has not answered by then fails (a dead node: at once)
   actors::link_tls tls;       ///< tls_cert, tls_key, tls_ca: mutual TLS with the node
   encoder_options options;

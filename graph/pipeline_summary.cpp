@@ -106,6 +106,21 @@ nlohmann::json summarize(run_facts f) {
     summary["encoder"]["reconnects"] = enc.reconnects;
     std::printf("  remote encoder %s: %llu failed batches, %llu reconnects\n", f.encoder_remote.c_str(),
                 static_cast<unsigned long long>(enc.remote_failures), static_cast<unsigned long long>(enc.reconnects));
+    for (const auto& n : enc.nodes) {
+      summary["encoder"]["nodes"].push_back({{"address", n.address},
+                                             {"frames", n.frames},
+                                             {"batches", n.batches},
+                                             {"busy_seconds", n.busy_seconds},
+                                             {"failures", n.failures},
+                                             {"reconnects", n.reconnects},
+                                             {"streams", n.streams},
+                                             {"up", n.up}});
+      std::printf("    node %s: %llu frames in %llu batches, busy %.1f s, %llu failures, %llu reconnects, %llu streams%s\n",
+                  n.address.c_str(), static_cast<unsigned long long>(n.frames),
+                  static_cast<unsigned long long>(n.batches), n.busy_seconds,
+                  static_cast<unsigned long long>(n.failures), static_cast<unsigned long long>(n.reconnects),
+                  static_cast<unsigned long long>(n.streams), n.up ? "" : " (down)");
+    }
   }
   summary["tokens_computed_share"] = total_share;
   // Layer-wise recompute lets reused tokens rejoin at some layers: the work

@@ -83,6 +83,19 @@ std::optional<std::string> table_reader::string(const std::string& key) {
   return v;
 }
 
+std::vector<std::string> table_reader::strings(const std::string& key) {
+  const toml::node* n = get(key);
+  if (n == nullptr) return {};
+  if (auto v = n->value_exact<std::string>()) return {*v};
+  std::vector<std::string> out;
+  const toml::array* a = n->as_array();
+  if (a != nullptr)
+    for (const auto& e : *a)
+      if (auto v = e.value_exact<std::string>()) out.push_back(*v);
+  if (a == nullptr || out.size() != a->size()) fail(key, "expected a string or an array of strings, got " + shown(*n));
+  return out;
+}
+
 const toml::table* table_reader::table(const std::string& key) {
   const toml::node* n = get(key);
   if (n == nullptr) return nullptr;

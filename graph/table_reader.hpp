@@ -24,6 +24,8 @@ class table_reader {
   [[nodiscard]] std::optional<double> number(const std::string& key, double lo, double hi);
   [[nodiscard]] std::optional<bool> boolean(const std::string& key);
   [[nodiscard]] std::optional<std::string> string(const std::string& key);
+  /// A string or an array of strings; empty when absent.
+  [[nodiscard]] std::vector<std::string> strings(const std::string& key);
   [[nodiscard]] const toml::table* table(const std::string& key);
 
   /// For keys read by other means (arrays of tables).
