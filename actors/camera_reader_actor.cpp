@@ -42,6 +42,11 @@ void try_open(self_ptr self) {
 
 void read_next(self_ptr self) {
   auto& s = self->state;
+  if (s.config.max_frames != 0 && s.pushed >= s.config.max_frames) {
+    self->send(s.source, camera_event{camera_event::what::ended, {}, 0});
+    self->quit();
+    return;
+  }
   auto f = s.reader->read();
   if (!f) {
     s.reader.reset();

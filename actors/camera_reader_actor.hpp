@@ -24,7 +24,8 @@
 namespace vlcache::actors {
 
 struct camera_event {
-  enum class what : std::uint8_t { lost, attempt_failed, reconnected, gave_up } kind = what::lost;
+  /// ended: the reader handed out the camera's max_frames; it quits.
+  enum class what : std::uint8_t { lost, attempt_failed, reconnected, gave_up, ended } kind = what::lost;
   std::string why;         ///< the reader's error (lost, attempt_failed, gave_up)
   double gap_seconds = 0;  ///< reconnected: last frame before the outage to this moment
 };

@@ -198,7 +198,8 @@ bool read_one(self_ptr self) {
     const bool at_end = f.err().code == errc::not_found;
     if (at_end && !s.settings.loop) return false;
     if (!at_end) s.counters.error = f.err().message;
-    if (static_cast<int>(s.counters.reopened) >= (at_end ? 1 << 30 : s.settings.retries)) return false;
+    if (!at_end && s.settings.retries >= 0 && static_cast<int>(s.counters.reopened) >= s.settings.retries)
+      return false;
     ++s.counters.reopened;
     return open_reader(self);  // a retry or a loop: read again on the next tick
   }
@@ -216,7 +217,7 @@ void try_reopen(self_ptr self) {
     self->send(self, tick_atom::value);
     return;
   }
-  if (static_cast<int>(s.counters.reopened) >= s.settings.retries) {
+  if (s.settings.retries >= 0 && static_cast<int>(s.counters.reopened) >= s.settings.retries) {  // -1: forever
     s.finished = true;
     report_if_done(self);
     return;
@@ -369,6 +370,12 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
             s.counters.gap_seconds += e.gap_seconds;
             s.counters.error.clear();
             caf::aout(self) << s.settings.name << ": reconnected after " << e.gap_seconds << " s without frames\n";
+            break;
+          case camera_event::what::ended:
+            caf::aout(self) << s.settings.name << ": ended after max_frames (" << s.settings.video.max_frames
+                            << ")\n";
+            s.finished = true;
+            report_if_done(self);
             break;
           case camera_event::what::gave_up:
             ++s.counters.reopened;

@@ -129,7 +129,14 @@ camera_spec read_camera(table_reader& r, std::size_t index) {
   // A network camera that drops is expected back: reconnect forever unless told.
   const bool network = connectors::is_network_source(c.source);
   c.retries = static_cast<int>(r.integer("retries", -1, 1000).value_or(network ? -1 : 3));
-  c.timeout_s = r.number("timeout_s", 0.1, 3600.0).value_or(5.0);
+  const auto timeout = r.number("timeout_s", 0.1, 3600.0);
+  c.timeout_s = timeout.value_or(5.0);
+  // Keys that only one kind of source can act on are refused on the other.
+  if (!network && timeout)
+    r.fail("timeout_s", "bounds a network camera's connection and reads; '" + c.source + "' is a file");
+  if (network && c.loop) r.fail("loop", "starts a file over; '" + c.source + "' is a network camera");
+  if (network && c.pace_fps > 0)
+    r.fail("pace_fps", "paces reading a file; a network camera delivers at its own rate (use fps to sample)");
   c.pad_to_square = r.boolean("pad_to_square").value_or(false);
   return c;
 }

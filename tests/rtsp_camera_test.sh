@@ -3,7 +3,8 @@
 # server) serves H.264 made from the sample video by ffmpeg. Frames arrive;
 # the server is stopped and started again 3 s later: the camera reconnects
 # and its outage and gap are counted; a second camera whose server never
-# exists keeps retrying the whole time without holding the first one up.
+# exists keeps retrying the whole time without holding the first one up; a
+# third view with max_frames = 10 ends after ten frames, no reconnecting.
 # Every wait is for what it checks; the run ends with SIGINT.
 set -euo pipefail
 vlcache="$1"; repo="$2"; cfg="$3"; video="$4"
@@ -26,6 +27,8 @@ serve 1
 "$vlcache" run pipeline.toml --summary-json summary.json > run.txt 2>&1 &
 run=$!
 wait_frames 20
+for _ in $(seq 600); do grep -q "short: ended after max_frames" run.txt && break; sleep 0.1; done
+grep -q "short: ended after max_frames (10)" run.txt || { echo "the ten-frame view never ended"; cat run.txt; exit 1; }
 kill $server; wait $server 2>/dev/null || true
 for _ in $(seq 300); do grep -q "ip: stream lost" run.txt && break; sleep 0.1; done
 grep -q "ip: stream lost" run.txt || { echo "the pipeline never noticed the server was gone"; cat run.txt; exit 1; }
@@ -40,14 +43,15 @@ cat run.txt
 /usr/bin/python3 - summary.json <<'PY'
 import json, sys
 s = {c["name"]: c for c in json.load(open(sys.argv[1]))["streams"]}
-ip, gone = s["ip"], s["gone"]
+ip, gone, short = s["ip"], s["gone"], s["short"]
 failures = []
 if ip["outages"] < 1: failures.append(f"ip: outages {ip['outages']}")
 if not ip["gap_seconds"] >= 3.0: failures.append(f"ip: gap {ip['gap_seconds']:.2f} s, the server was down 3 s")
 if ip["frames_encoded"] < 40: failures.append(f"ip: {ip['frames_encoded']} frames encoded")
 if gone["frames_read"] != 0: failures.append(f"gone: read {gone['frames_read']} frames")
 if gone["reopened"] < 2: failures.append(f"gone: {gone['reopened']} reconnect attempts")
-for c in (ip, gone):
+if short["frames_read"] != 10: failures.append(f"short: read {short['frames_read']} frames, max_frames is 10")
+for c in (ip, gone, short):
     d = c["dropped"]
     if c["frames_read"] != c["frames_encoded"] + c["frames_failed"] + d["oldest"] + d["newest"]:
         failures.append(f"{c['name']}: frames unaccounted")

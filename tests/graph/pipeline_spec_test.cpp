@@ -206,6 +206,13 @@ TEST(pipeline_spec, a_network_camera_reconnects_forever_unless_told) {
                             "[[camera]]\nsource = \"rtsp://h/c\"\nretries = -2\ntimeout_s = 0\n", "inline");
   EXPECT_TRUE(has(bad, "retries: -2 is outside [-1, 1000]")) << all(bad);
   EXPECT_TRUE(has(bad, "timeout_s")) << all(bad);
+  // Keys one kind of source cannot act on are refused on it.
+  auto misplaced = parse_pipeline("[encoder]\nmodel = \"tiny\"\n[input]\nimage_size = 32\npatch_size = 8\n"
+                                  "[[camera]]\nname = \"ip\"\nsource = \"rtsp://h/c\"\nloop = true\npace_fps = 5\n"
+                                  "[[camera]]\nname = \"file\"\nsource = \"" + video + "\"\ntimeout_s = 2\n", "inline");
+  EXPECT_TRUE(has(misplaced, "[camera[0]].loop: starts a file over")) << all(misplaced);
+  EXPECT_TRUE(has(misplaced, "[camera[0]].pace_fps: paces reading a file")) << all(misplaced);
+  EXPECT_TRUE(has(misplaced, "[camera[1]].timeout_s: bounds a network camera's connection")) << all(misplaced);
 }
 
 TEST(pipeline_spec, a_camera_on_a_folder_that_is_no_scene_is_named) {
