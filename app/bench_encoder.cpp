@@ -283,7 +283,7 @@ int run_bench_encoder(const bench_encoder_options& o) {
 
   const auto& c = enc->config();
   auto loaded = load_stream_frames(o.video, o.streams, o.start, o.stream_offset, o.frames, o.stride, c.image_size,
-                                   c.patch_size);
+                                   c.patch_size, gate_cfg.noise_factor.has_value());
   if (!loaded) {
     std::fprintf(stderr, "error: %s\n", loaded.err().message.c_str());
     return 2;

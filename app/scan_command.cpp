@@ -100,7 +100,7 @@ int run_scan(const scan_options& o) {
     spec.grid = *patch_grid::make(224, 16);
     spec.gate = graph::default_gate();
   }
-  auto engine = signature_engine::make(spec.grid);
+  auto engine = signature_engine::make(spec.grid, spec.gate.noise_factor.has_value());
   if (!engine) {
     std::fprintf(stderr, "error: %s\n", engine.err().message.c_str());
     return 2;

@@ -9,10 +9,11 @@
 namespace vlcache::app {
 
 expected<std::vector<stream_frames>> load_stream_frames(const std::string& video, int streams, int start, int offset,
-                                                        int frames, int stride, int image_size, int patch_size) {
+                                                        int frames, int stride, int image_size, int patch_size,
+                                                        bool estimate_noise) {
   auto grid = patch_grid::make(image_size, patch_size);
   if (!grid) return grid.err();
-  auto engine = signature_engine::make(*grid);
+  auto engine = signature_engine::make(*grid, estimate_noise);
   if (!engine) return engine.err();
   const auto pre_cfg = preprocess_config::clip(image_size);
   std::vector<stream_frames> data(static_cast<std::size_t>(streams));

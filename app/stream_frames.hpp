@@ -20,8 +20,11 @@ struct stream_frames {
 
 /// `streams` streams of `frames` frames each (every `stride`-th frame from
 /// `start + s * offset`); all streams are cut to the shortest, at least 2.
+/// `estimate_noise`: the signatures carry each frame's noise estimate (a
+/// gate with noise_factor needs it).
 [[nodiscard]] expected<std::vector<stream_frames>> load_stream_frames(const std::string& video, int streams, int start,
                                                                       int offset, int frames, int stride,
-                                                                      int image_size, int patch_size);
+                                                                      int image_size, int patch_size,
+                                                                      bool estimate_noise = false);
 
 }  // namespace vlcache::app

@@ -7,7 +7,7 @@ namespace vlcache::connectors {
 expected<patch_shipper> patch_shipper::make(const patch_shipper_config& c) {
   auto grid = patch_grid::make(c.image_size, c.patch_size);
   if (!grid) return grid.err();
-  auto engine = signature_engine::make(*grid);
+  auto engine = signature_engine::make(*grid, c.gate.noise_factor.has_value());
   if (!engine) return engine.err();
   auto gate = reference_gate::make(*grid, c.gate);
   if (!gate) return gate.err();

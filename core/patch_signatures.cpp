@@ -97,7 +97,8 @@ float patch_noise_sigma(const std::uint8_t* rgb, int patch) noexcept {
   return static_cast<float>(std::sqrt(M_PI / 2.0) / 6.0 * static_cast<double>(sum) / count);
 }
 
-signature_engine::signature_engine(const patch_grid& grid) : grid_(grid) {
+signature_engine::signature_engine(const patch_grid& grid, bool estimate_noise)
+    : grid_(grid), estimate_noise_(estimate_noise) {
   const int p = grid.patch_size;
   area8_ = area_matrix(8, p);
   dct8_ = dct_matrix(8, p);
@@ -111,10 +112,10 @@ signature_engine::signature_engine(const patch_grid& grid) : grid_(grid) {
   }
 }
 
-expected<signature_engine> signature_engine::make(const patch_grid& grid) {
+expected<signature_engine> signature_engine::make(const patch_grid& grid, bool estimate_noise) {
   auto checked = patch_grid::make(grid.image_size, grid.patch_size);
   if (!checked) return checked.err();
-  return signature_engine(*checked);
+  return signature_engine(*checked, estimate_noise);
 }
 
 expected<frame_signatures> signature_engine::compute(const image_view& image) const {
@@ -245,6 +246,8 @@ status signature_engine::compute(const image_view& image, frame_signatures& out)
       out.phash[pos] = ph;
     }
   }
+  out.noise_sigma = -1.0f;
+  if (!estimate_noise_) return {};
   std::vector<float> sigma(static_cast<std::size_t>(n));
   for (int pos = 0; pos < n; ++pos) sigma[pos] = patch_noise_sigma(out.patch(pos), p);
   auto quartile = sigma.begin() + static_cast<std::ptrdiff_t>(sigma.size() / 4);

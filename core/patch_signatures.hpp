@@ -29,8 +29,8 @@ struct frame_signatures {
   std::vector<std::uint8_t> patches;  ///< patch-major raw RGB, patch_bytes() per position
   /// The frame's sensor noise (levels, per channel): the 25th percentile over
   /// its patches of patch_noise_sigma, so the flattest quarter of the view
-  /// speaks, not its texture.
-  float noise_sigma = 0.0f;
+  /// speaks, not its texture. -1 unless the engine estimates noise.
+  float noise_sigma = -1.0f;
 
   [[nodiscard]] std::size_t patch_bytes() const noexcept {
     return static_cast<std::size_t>(grid.patch_size) * grid.patch_size * 3;
@@ -68,7 +68,9 @@ struct frame_signatures {
 /// DCT matrices, so build it once and reuse it for every frame.
 class signature_engine {
  public:
-  [[nodiscard]] static expected<signature_engine> make(const patch_grid& grid);
+  /// `estimate_noise`: also fill frame_signatures::noise_sigma (about
+  /// 0.15 ms a 224 px frame; only a gate with noise_factor reads it).
+  [[nodiscard]] static expected<signature_engine> make(const patch_grid& grid, bool estimate_noise = false);
 
   /// `image` must be an 8-bit, 3-channel image of exactly grid.image_size
   /// square (the preprocessed crop). `out` is overwritten; its buffers are
@@ -80,9 +82,10 @@ class signature_engine {
 
  private:
   static constexpr int width = 32;  // row-pass columns: 8 aHash, 9 dHash, pad, 8 DCT
-  explicit signature_engine(const patch_grid& grid);
+  signature_engine(const patch_grid& grid, bool estimate_noise);
 
   patch_grid grid_;
+  bool estimate_noise_ = false;
   std::vector<float> row_basis_;  // P x width: [area8^T | area9^T | 0 | dct8^T]
   std::vector<float> area8_;      // 8 x P
   std::vector<float> dct8_;       // 8 x P

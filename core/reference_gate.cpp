@@ -78,6 +78,9 @@ expected<gate_decision> reference_gate::decide(stream_id stream, const frame_sig
   if (first < 0 || first > last || last > grid_.count())
     return error{errc::invalid_argument, "position range [" + std::to_string(first) + ", " +
                                              std::to_string(last) + ") is outside the grid"};
+  if (thresholds_.noise_factor && sigs.noise_sigma < 0)
+    return error{errc::invalid_argument, "noise_factor needs the frame's noise estimate: the signatures carry none "
+                                         "(make the signature_engine with estimate_noise)"};
   stream_state& s = state(stream);
   const int n = grid_.count();
   const std::size_t pb = sigs.patch_bytes();

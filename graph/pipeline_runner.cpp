@@ -262,7 +262,8 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   g.encoder = sys.spawn<caf::detached>(actors::encoder_actor, backend, es, reassembly);
   const caf::actor enc = g.encoder;
 
-  auto engine = std::make_shared<const signature_engine>(*signature_engine::make(grid));
+  auto engine = std::make_shared<const signature_engine>(
+      *signature_engine::make(grid, spec.cache.gate.noise_factor.has_value()));
   for (int i = 0; i < spec.flow.hashers; ++i) hashers.push_back(sys.spawn(actors::hasher, engine));
 
   for (std::size_t i = 0; i < spec.cameras.size(); ++i) {

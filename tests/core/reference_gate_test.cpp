@@ -23,7 +23,7 @@ std::vector<std::uint8_t> textured(unsigned seed, int offset = 0) {
 }
 
 frame_signatures sign(const std::vector<std::uint8_t>& px) {
-  static const auto engine = *signature_engine::make(*patch_grid::make(size, patch));
+  static const auto engine = *signature_engine::make(*patch_grid::make(size, patch), true);
   return *engine.compute(image_view{px.data(), size, size, 3, 1, 0, channel_order::rgb});
 }
 
@@ -243,6 +243,15 @@ TEST(reference_gate, a_pan_is_not_taken_for_noise) {
   const auto pan = run_frames(gate, 6, [](int f) { return camera_frame(6 + f, sigma, 3 * (f + 1)); });
   EXPECT_NEAR(gate.noise_floor(0), floor_still, 0.5);
   for (int f = 0; f < 6; ++f) EXPECT_GE(pan[f], 8) << "pan frame " << f;
+}
+
+TEST(reference_gate, noise_factor_refuses_signatures_without_a_noise_estimate) {
+  auto gate = make_gate(noise_robust(true));
+  static const auto plain = *signature_engine::make(*patch_grid::make(size, patch));
+  auto px = camera_frame(0, 2);
+  auto d = gate.decide(0, *plain.compute(image_view{px.data(), size, size, 3, 1, 0, channel_order::rgb}));
+  ASSERT_FALSE(d);
+  EXPECT_NE(d.err().message.find("noise estimate"), std::string::npos) << d.err().message;
 }
 
 TEST(reference_gate, validates_the_noise_keys) {
