@@ -22,12 +22,12 @@ int run_encoder_node(const encoder_node_options& o) {
     std::fprintf(stderr, "error: --tls-cert, --tls-key and --tls-ca go together\n");
     return 1;
   }
-  if (!binds_loopback_only(o.host + ":" + std::to_string(o.port)) && !o.insecure && !o.tls.enabled()) {
+  if (!is_loopback_host(o.host) && !o.insecure && !o.tls.enabled()) {
     std::fprintf(stderr, "error: --host: '%s' is beyond loopback without TLS: pass --tls-cert, --tls-key and "
                          "--tls-ca, or --insecure to serve it anyway\n", o.host.c_str());
     return 1;
   }
-  if (o.insecure && !o.tls.enabled() && !binds_loopback_only(o.host + ":0"))
+  if (o.insecure && !o.tls.enabled() && !is_loopback_host(o.host))
     std::fprintf(stderr, "NOTICE: --insecure: the encoder node serves %s without authentication or encryption\n",
                  o.host.c_str());
   auto loaded = vision_encoder::load(o.model, o.options);

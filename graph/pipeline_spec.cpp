@@ -185,10 +185,11 @@ std::string bound_host(const std::string& endpoint) {
   return colon == std::string::npos ? rest : rest.substr(0, colon);
 }
 
-bool binds_loopback_only(const std::string& endpoint) {
-  const std::string host = bound_host(endpoint);
+bool is_loopback_host(const std::string& host) {
   return host.empty() || host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
 }
+
+bool binds_loopback_only(const std::string& endpoint) { return is_loopback_host(bound_host(endpoint)); }
 
 std::vector<std::string> validate(const pipeline_spec& s) {
   std::vector<std::string> errors;

@@ -136,6 +136,7 @@ struct pipeline_result {
 /// (127.x, localhost, ::1; ipc:// and inproc:// too).
 [[nodiscard]] std::string bound_host(const std::string& endpoint);
 [[nodiscard]] bool binds_loopback_only(const std::string& endpoint);
+[[nodiscard]] bool is_loopback_host(const std::string& host);
 [[nodiscard]] pipeline_result load_pipeline(const std::string& path);
 
 /// Checks a spec built in code the same way a parsed one is checked.

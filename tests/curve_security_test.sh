@@ -10,35 +10,10 @@ set -euo pipefail
 vlcache="$1"; video="$2"
 source "$(dirname "$0")/support/in_work_dir.sh"
 ingest=$(free_port); sink=$(free_port)
-mkdir -p allowed
-"$vlcache" keygen pipeline > /dev/null
-"$vlcache" keygen allowed/camera > /dev/null
-"$vlcache" keygen allowed/listener > /dev/null
+source "$tests_dir/support/keyed_ingest.sh"
 "$vlcache" keygen stranger > /dev/null
-cat > pipeline.toml <<TOML
-[pipeline]
-name = "secure"
-progress_seconds = 0
-[input]
-image_size = 32
-patch_size = 8
-[encoder]
-model = "tiny"
-[ingest]
-endpoint = "tcp://127.0.0.1:$ingest"
-idle_timeout_s = 20
-stop_when_idle = true
-[security]
-secret_key = "pipeline.key"
-allowed_clients = "allowed"
-[[sink]]
-kind = "zmq"
-endpoint = "tcp://127.0.0.1:$sink"
-TOML
-"$vlcache" run pipeline.toml --summary-json summary.json > pipeline.txt 2>&1 &
-pipeline=$!
-for _ in $(seq 600); do grep -q "ingest: listening" pipeline.txt && break; sleep 0.1; done
-grep -q "ingest: listening" pipeline.txt || { echo "pipeline never listened"; cat pipeline.txt; exit 1; }
+start_keyed_ingest "$vlcache" "$ingest" "" "kind = \"zmq\"
+endpoint = \"tcp://127.0.0.1:$sink\"" camera listener
 keys="--key allowed/listener.key --server-key pipeline.pub"
 "$vlcache" listen "tcp://127.0.0.1:$sink" --stream good --each 5 --timeout-s 150 $keys > listen.txt &
 listener=$!

@@ -7,33 +7,9 @@ set -euo pipefail
 vlcache="$1"; video="$2"
 source "$(dirname "$0")/support/in_work_dir.sh"
 ingest=$(free_port)
-mkdir -p allowed
-for k in pipeline allowed/fast allowed/slow; do "$vlcache" keygen "$k" > /dev/null; done
-cat > pipeline.toml <<TOML
-[pipeline]
-name = "limits"
-progress_seconds = 0
-[input]
-image_size = 32
-patch_size = 8
-[encoder]
-model = "tiny"
-[ingest]
-endpoint = "tcp://127.0.0.1:$ingest"
-idle_timeout_s = 20
-stop_when_idle = true
-max_fps_per_peer = 5
-[security]
-secret_key = "pipeline.key"
-allowed_clients = "allowed"
-[[sink]]
-kind = "jsonl"
-path = "limits.jsonl"
-TOML
-"$vlcache" run pipeline.toml --summary-json summary.json > pipeline.txt 2>&1 &
-pipeline=$!
-for _ in $(seq 600); do grep -q "ingest: listening" pipeline.txt && break; sleep 0.1; done
-grep -q "ingest: listening" pipeline.txt || { echo "pipeline never listened"; cat pipeline.txt; exit 1; }
+source "$tests_dir/support/keyed_ingest.sh"
+start_keyed_ingest "$vlcache" "$ingest" "max_fps_per_peer = 5" "kind = \"jsonl\"
+path = \"limits.jsonl\"" fast slow
 cam="--source $video --to tcp://127.0.0.1:$ingest --server-key pipeline.pub"
 "$vlcache" camera $cam --stream fast --fps 20 --frames 80 --key allowed/fast.key > fast.txt 2>&1 &
 fast=$!

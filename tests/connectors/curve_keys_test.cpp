@@ -2,17 +2,14 @@
 // name the file. And the sockets: an allowed camera's frames arrive, an
 // unknown key's do not and are counted.
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 
+#include "support/free_port.hpp"
 #include "connectors/curve_keys.hpp"
 #include "connectors/frame_socket.hpp"
 #include "connectors/request_endpoint.hpp"
@@ -86,18 +83,7 @@ TEST(curve_keys, bad_files_are_named) {
   EXPECT_NE(empty.err().message.find("allows no client key"), std::string::npos);
 }
 
-// A loopback port nobody holds right now (the kernel picks it).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+using test::free_port;
 
 // Over loopback TCP: the puller lets in the allowed key only.
 TEST(curve_sockets, only_an_allowed_key_gets_frames_through) {

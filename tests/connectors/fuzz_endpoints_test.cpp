@@ -7,30 +7,17 @@
 #include <httplib.h>
 #include <zmq.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <sys/socket.h>
-#include <unistd.h>
 
+#include "support/free_port.hpp"
 #include "connectors/live_view.hpp"
 #include "connectors/request_endpoint.hpp"
 
 namespace vlcache::connectors {
 namespace {
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+using test::free_port;
 
 /// Random bytes, random JSON-looking text, or a valid request mutated.
 std::string random_request(std::mt19937& rng) {

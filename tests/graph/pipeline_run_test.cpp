@@ -230,14 +230,8 @@ TEST_P(overloaded, accounting_holds_with_each_drop_policy) {
 
 INSTANTIATE_TEST_SUITE_P(policies, overloaded, ::testing::Values("block", "drop_oldest", "drop_newest"));
 
-// Four cameras under a store budget that holds two of their states
-// ([index].capacity_mb): whole states are given up by the policy and refilled
-// in full, every frame is encoded and accounted, the budget is never passed
-// (the encoder test checks the refilled tokens against the full forward).
-TEST(pipeline_run, store_budget_evicts_and_refills_without_losing_frames) {
-  auto probe = std::move(*vision_encoder::load("tiny", encoder_options{}));
-  const double state_mb = static_cast<double>(probe->state_bytes()) / (1 << 20);
-  const std::string body = R"(
+// The tiny model's pipeline without cameras; files read no faster than it encodes.
+const std::string tiny_blocking = R"(
     [pipeline]
     drop_policy = "block"
     max_in_flight = 2
@@ -249,6 +243,15 @@ TEST(pipeline_run, store_budget_evicts_and_refills_without_losing_frames) {
     model = "tiny"
     batch_tokens = 16
   )";
+
+// Four cameras under a store budget that holds two of their states
+// ([index].capacity_mb): whole states are given up by the policy and refilled
+// in full, every frame is encoded and accounted, the budget is never passed
+// (the encoder test checks the refilled tokens against the full forward).
+TEST(pipeline_run, store_budget_evicts_and_refills_without_losing_frames) {
+  auto probe = std::move(*vision_encoder::load("tiny", encoder_options{}));
+  const double state_mb = static_cast<double>(probe->state_bytes()) / (1 << 20);
+  const std::string body = tiny_blocking;
   for (const std::string policy : {"lru", "lfu", "decayed_frequency"}) {
     const auto s = run(body + "[index]\ncapacity_mb = " + std::to_string(2.5 * state_mb) + "\neviction = \"" +
                        policy + "\"\nhalf_life = 4\n" + cameras(4, 12));
@@ -274,17 +277,7 @@ TEST(pipeline_run, store_budget_evicts_and_refills_without_losing_frames) {
 // far less than its check) notice and refresh the streams, and the frames
 // stay accounted. With a strict gate the same checks pass without refreshes.
 TEST(pipeline_run, fidelity_checks_refresh_a_stream_whose_tokens_drifted) {
-  const std::string body = R"(
-    [pipeline]
-    drop_policy = "block"
-    max_in_flight = 2
-    progress_seconds = 0
-    [input]
-    image_size = 32
-    patch_size = 8
-    [encoder]
-    model = "tiny"
-    batch_tokens = 16
+  const std::string body = tiny_blocking + R"(
     [fidelity]
     shadow_every = 2
     max_share = 100
