@@ -34,19 +34,23 @@ void check(caf::stateful_actor<encoder_state>* self, const frame_job& job, const
 }
 
 /// After a failed batch, a node is reached again (the same process, or a
-/// new one on its address) before it gets work again; at most one attempt a
-/// second. Its token stores are gone with it, so each stream's next frame
-/// runs in full there (the node's encoder holds no state for it).
+/// new one on its address) before it gets work again; attempts back off from
+/// one a second to one in 8 s (an attempt on a hung node blocks this thread
+/// for its timeout, so it must not come every batch). Its token stores are
+/// gone with it, so each stream's next frame runs in full there.
 bool reach_node(caf::stateful_actor<encoder_state>* self, std::size_t index) {
   auto& s = self->state;
   auto& n = s.nodes[index];
   if (!n.down) return true;
   if (s.settings.stopping && *s.settings.stopping) return false;  // a hung node must not hold the stop
-  const auto now = steady::now();
-  if (now < n.next_reconnect) return false;
-  n.next_reconnect = now + std::chrono::seconds(1);
+  if (steady::now() < n.next_reconnect) return false;
+  auto failed_attempt = [&n] {
+    n.next_reconnect = steady::now() + n.backoff;
+    n.backoff = std::min(2 * n.backoff, std::chrono::milliseconds(8000));
+    return false;
+  };
   auto node = reach_encoder_node(self->system(), n.host, n.port, s.remote_tls);
-  if (!node) return false;
+  if (!node) return failed_attempt();
   // A node back on the address may run another model: it must encode the
   // pipeline's grid, or it stays out (its streams live elsewhere or fail, counted).
   std::string problem;
@@ -61,14 +65,19 @@ bool reach_node(caf::stateful_actor<encoder_state>* self, std::size_t index) {
           [&](const caf::error& e) { problem = "it did not describe itself: " + self->system().render(e); });
   if (!problem.empty()) {
     caf::aout(self) << "encoder: the node back at " << n.host << ":" << n.port << " is refused: " << problem << "\n";
-    return false;
+    return failed_attempt();
   }
+  const bool first = !n.actor;  // a node that was down at the start joins; not a reconnection
   n.actor = *node;
   n.down = false;
+  n.backoff = std::chrono::milliseconds(1000);
   n.counters.up = true;
-  ++n.counters.reconnects;
-  ++s.reconnects;
-  caf::aout(self) << "encoder: reconnected to the node at " << n.host << ":" << n.port << "\n";
+  if (!first) {
+    ++n.counters.reconnects;
+    ++s.reconnects;
+  }
+  caf::aout(self) << "encoder: " << (first ? "connected" : "reconnected") << " to the node at " << n.host << ":"
+                  << n.port << "\n";
   return true;
 }
 
@@ -77,20 +86,30 @@ std::size_t streams_on(const encoder_state& s, std::size_t node) {
       std::count_if(s.home.begin(), s.home.end(), [node](const auto& h) { return h.second == node; }));
 }
 
+std::string where(const encoder_state& s, std::size_t home) {
+  return home == encoder_state::local_home ? "this process"
+                                           : s.nodes[home].host + ":" + std::to_string(s.nodes[home].port);
+}
+
 /// The node a stream's frames go to: its home while that node works; a new
 /// or homeless stream goes to the working node holding the fewest streams
-/// (its next frame then runs in full there). None: no node works.
+/// (its next frame then runs in full there). While no node works, the local
+/// fallback when there is one (`local_home`; the stream goes back to a node
+/// as soon as one works), else none.
 std::optional<std::size_t> node_for(caf::stateful_actor<encoder_state>* self, stream_id stream) {
   auto& s = self->state;
   auto it = s.home.find(stream);
-  if (it != s.home.end() && reach_node(self, it->second)) return it->second;
+  if (it != s.home.end() && it->second != encoder_state::local_home && reach_node(self, it->second))
+    return it->second;
   std::optional<std::size_t> best;
   for (std::size_t i = 0; i < s.nodes.size(); ++i)
     if (reach_node(self, i) && (!best || streams_on(s, i) < streams_on(s, *best))) best = i;
+  if (!best && s.encoder) best = encoder_state::local_home;
   if (!best) return std::nullopt;
-  if (it != s.home.end()) {
-    caf::aout(self) << "encoder: stream " << stream << " moves from " << s.nodes[it->second].host << ":"
-                    << s.nodes[it->second].port << " to " << s.nodes[*best].host << ":" << s.nodes[*best].port << "\n";
+  if (it != s.home.end() && it->second != *best) {
+    caf::aout(self) << "encoder: stream " << stream << " moves from " << where(s, it->second) << " to "
+                    << where(s, *best) << "\n";
+    if (it->second == encoder_state::local_home) s.encoder->end_stream(stream);  // frees its store here
     s.full_next.insert(stream);  // its store stayed behind
   }
   s.home[stream] = *best;
@@ -130,22 +149,34 @@ std::vector<expected<frame_result>> run_batch(caf::stateful_actor<encoder_state>
     const bool full = job.plan->full || s.full_next.erase(job.tag.stream) > 0;
     return frame_request{job.tag.stream, job.image->pixels.data(), job.plan->positions, full};
   };
-  if (s.encoder) {
+  auto run_here = [&](const std::vector<std::size_t>& members) {
     std::vector<frame_request> batch;
-    for (std::size_t i = 0; i < n; ++i) batch.push_back(request_of(i));
+    for (auto i : members) batch.push_back(request_of(i));
     auto results = s.encoder->encode(batch);
-    for (std::size_t i = 0; i < n; ++i) out[i] = results ? expected<frame_result>((*results)[i]) : results.err();
+    for (std::size_t m = 0; m < members.size(); ++m)
+      out[members[m]] = results ? expected<frame_result>((*results)[m]) : results.err();
+    return results.has_value();
+  };
+  if (s.nodes.empty()) {
+    std::vector<std::size_t> all(n);
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    run_here(all);
     return out;
   }
   rebalance(self);
   std::vector<node_batch> batches;
   std::vector<std::size_t> node_of_batch;
   std::vector<std::vector<std::size_t>> members;  // per batch: indices into pending
+  std::vector<std::size_t> here;                  // the fallback's frames
   for (std::size_t i = 0; i < n; ++i) {
     const auto node = node_for(self, s.pending[i].tag.stream);
     if (!node) {
-      out[i] = error{errc::io_error, "remote encoder: no node is reachable; retrying each every second"};
+      out[i] = error{errc::io_error, "remote encoder: no node is reachable; retrying each with backoff"};
       ++s.remote_failures;
+      continue;
+    }
+    if (*node == encoder_state::local_home) {
+      here.push_back(i);
       continue;
     }
     auto b = std::find(node_of_batch.begin(), node_of_batch.end(), *node);
@@ -157,6 +188,16 @@ std::vector<expected<frame_result>> run_batch(caf::stateful_actor<encoder_state>
     }
     batches[k].frames.push_back(request_of(i));
     members[k].push_back(i);
+  }
+  // Frames fall back only while no node works, so a batch is all here or
+  // all on nodes, but for a node that comes back in the middle of it.
+  if (!here.empty()) {
+    const auto started = steady::now();
+    const bool ok = run_here(here);
+    s.fallback.busy_seconds += std::chrono::duration<double>(steady::now() - started).count();
+    ++s.fallback.batches;
+    if (ok) s.fallback.frames += here.size();
+    else ++s.fallback.failures;
   }
   const auto started = steady::now();
   auto results = encode_remote(self->system(), batches, s.pixels_per_frame, s.settings.remote_timeout,
@@ -211,11 +252,12 @@ void flush(caf::stateful_actor<encoder_state>* self) {
     ++ps.first;
     ps.second += computed;
     const std::uint64_t index = s.stream_frames[job.tag.stream]++;
-    if (s.encoder && shadow_due(s.settings.shadow, index, s.shadow_seconds, s.busy_seconds)) check(self, job, r);
+    if (s.encoder && s.nodes.empty() && shadow_due(s.settings.shadow, index, s.shadow_seconds, s.busy_seconds))
+      check(self, job, r);
     auto positions = std::make_shared<const std::vector<int>>(job.plan->positions);
     self->send(s.next, encoded_frame{std::move(job), r.features, std::move(positions), r.computed, r.full, now});
   }
-  if (failed && s.encoder) caf::aout(self) << "encoder: batch failed: " << results.front().err().message << "\n";
+  if (failed && s.nodes.empty()) caf::aout(self) << "encoder: batch failed: " << results.front().err().message << "\n";
   ++s.batches;
   s.pending.clear();
   s.pending_tokens = 0;
@@ -229,6 +271,8 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
   s.encoder = std::move(backend.local);
   for (auto& n : backend.nodes) {
     node_link link;
+    link.down = !n.actor;  // not reached at the start: tried like a node that went away
+    link.counters.up = !link.down;
     link.actor = std::move(n.actor);
     link.host = n.host;
     link.port = n.port;
@@ -281,9 +325,13 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
           c.nodes.push_back(s.nodes[i].counters);
           c.nodes.back().streams = streams_on(s, i);
         }
+        if (!s.nodes.empty() && s.encoder) {
+          c.nodes.push_back(s.fallback);
+          c.nodes.back().streams = streams_on(s, encoder_state::local_home);
+        }
         c.shadow_seconds = s.shadow_seconds;
         c.layer_tokens = s.layer_tokens;
-        c.layers = s.encoder ? s.encoder->config().layers_used() : 0;
+        c.layers = s.encoder && s.nodes.empty() ? s.encoder->config().layers_used() : 0;
         if (s.encoder) {
           for (const auto& [stream, counts] : s.per_stream) {
             c.store_bytes[stream] = s.encoder->store_bytes(stream);
@@ -298,10 +346,11 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
       },
       [self](end_stream_atom, stream_id stream) {
         auto& s = self->state;
-        if (s.encoder) {
+        if (s.nodes.empty()) {
           s.encoder->end_stream(stream);
         } else if (auto h = s.home.find(stream); h != s.home.end()) {
-          self->send(s.nodes[h->second].actor, end_stream_atom::value, stream);
+          if (h->second == encoder_state::local_home) s.encoder->end_stream(stream);
+          else self->send(s.nodes[h->second].actor, end_stream_atom::value, stream);
           s.home.erase(h);
         }
         s.full_next.erase(stream);

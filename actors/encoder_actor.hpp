@@ -61,18 +61,23 @@ struct node_link {
   std::string host;
   std::uint16_t port = 0;
   bool down = false;                  ///< its last batch failed: reach it again before the next
-  steady::time_point next_reconnect;  ///< at most one attempt a second while it is away
+  steady::time_point next_reconnect;  ///< the next attempt while it is away
+  std::chrono::milliseconds backoff{1000};  ///< 1 s, doubled per failed attempt up to 8 s
   node_counters counters;
 };
 
 struct encoder_state {
-  std::shared_ptr<vision_encoder> encoder;  ///< local, or null when remote nodes run the model
+  /// The model in this process: the encoder, or with nodes the fallback
+  /// for streams no node can take (null: no fallback).
+  std::shared_ptr<vision_encoder> encoder;
   std::vector<node_link> nodes;             ///< remote_encoder_nodes on other machines
+  node_counters fallback{"local"};          ///< frames encoded here while no node could take them
   bool remote_tls = false;
   /// Each stream's token store lives on one node: its home, kept until the
   /// node fails or the streams are rebalanced (the stream's next frame then
-  /// runs in full on its new home).
+  /// runs in full on its new home). `local_home`: the fallback holds it.
   std::map<stream_id, std::size_t> home;
+  static constexpr std::size_t local_home = static_cast<std::size_t>(-1);
   std::set<stream_id> full_next;  ///< moved streams: their next frame runs in full
   std::uint64_t reconnects = 0, remote_failures = 0;
   int num_patches = 0, pixels_per_frame = 0;
@@ -108,7 +113,7 @@ struct encoder_counters {
   std::map<stream_id, shadow_counters> shadow;  ///< online fidelity checks per stream
   double shadow_seconds = 0;
   std::uint64_t remote_failures = 0, reconnects = 0;  ///< remote nodes' failed batches, reconnections
-  std::vector<node_counters> nodes;  ///< per remote node
+  std::vector<node_counters> nodes;  ///< per remote node, then "local" when there is a fallback
 
   /// The share of patch tokens computed (the rest came from the cache; the
   /// hit rate is 1 minus it): `tokens` computed over `frames` frames. The
@@ -147,8 +152,8 @@ struct remote_node {
 };
 
 struct encoder_backend {
-  std::shared_ptr<vision_encoder> local;
-  std::vector<remote_node> nodes;  ///< streams are spread over them
+  std::shared_ptr<vision_encoder> local;  ///< with nodes: the fallback
+  std::vector<remote_node> nodes;  ///< streams are spread over them (a null actor: not reached yet)
   bool remote_tls = false;  ///< reach the nodes over TLS (caf::openssl; the system loaded its manager)
   int num_patches = 0;
   int image_size = 0;

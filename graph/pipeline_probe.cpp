@@ -205,7 +205,7 @@ std::string to_prometheus(const pipeline_snapshot& s) {
     family(name, type, help);
     for (const auto& n : s.encoder.nodes) o << name << "{node=\"" << label_value(n.address) << "\"} " << value(n) << "\n";
   };
-  per_node("vlcache_node_frames_total", "counter", "Frames a remote encoder node encoded.",
+  per_node("vlcache_node_frames_total", "counter", "Frames a remote encoder node (or \"local\", the fallback) encoded.",
            [](const actors::node_counters& n) { return n.frames; });
   per_node("vlcache_node_batches_total", "counter", "Batches sent to a remote encoder node.",
            [](const actors::node_counters& n) { return n.batches; });

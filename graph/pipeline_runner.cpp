@@ -58,7 +58,7 @@ struct loaded_parts {
 
 std::optional<loaded_parts> load_parts(const pipeline_spec& spec) {
   loaded_parts m;
-  if (spec.encoder.remote.empty()) {
+  if (spec.encoder.remote.empty() || spec.encoder.fallback_local) {
     auto loaded = vision_encoder::load(spec.encoder.model, spec.encoder.options);
     if (!loaded) {
       // The budget is checked against the model's state size at load.
@@ -71,7 +71,8 @@ std::optional<loaded_parts> load_parts(const pipeline_spec& spec) {
     if (m.encoder->random_weights())
       std::printf("NOTICE: %s -- tokens come from RANDOM weights and mean nothing\n", m.encoder->description().c_str());
     else
-      std::printf("encoder: %s\n", m.encoder->description().c_str());
+      std::printf("encoder: %s%s\n", spec.encoder.remote.empty() ? "" : "local fallback: ",
+                  m.encoder->description().c_str());
   }
   if (spec.llm.enabled) {
     const std::string model = spec.llm.model.empty() ? spec.encoder.model : spec.llm.model;
@@ -177,6 +178,14 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     const std::string host = address.substr(0, colon);
     const auto port = static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1)));
     auto node = actors::reach_encoder_node(sys, host, port, spec.encoder.tls.enabled());
+    if (!node && spec.encoder.fallback_local) {
+      // Frames are encoded here until the node comes up (tried with backoff).
+      std::printf("encoder: the node at %s is not reachable (%s); encoding here until it is\n", address.c_str(),
+                  sys.render(node.error()).c_str());
+      backend.nodes.push_back({caf::actor{}, host, port});
+      backend.remote_tls = spec.encoder.tls.enabled();
+      continue;
+    }
     if (!node) {
       std::fprintf(stderr, "error: [encoder].remote: cannot reach the encoder node at %s: %s\n", address.c_str(),
                    sys.render(node.error()).c_str());

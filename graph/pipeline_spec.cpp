@@ -61,6 +61,11 @@ void read_encoder(table_reader& r, encoder_spec& e) {
   }
   if (std::set<std::string>(e.remote.begin(), e.remote.end()).size() != e.remote.size())
     r.fail("remote", "a node is listed twice");
+  if (auto f = r.string("fallback")) {
+    if (*f == "local") e.fallback_local = true;
+    else if (*f != "none") r.fail("fallback", "'" + *f + "' (local or none)");
+    if (e.remote.empty() && e.fallback_local) r.fail("fallback", "is for a remote encoder: set remote as well");
+  }
   e.tls.cert = r.string("tls_cert").value_or("");
   e.tls.key = r.string("tls_key").value_or("");
   e.tls.ca = r.string("tls_ca").value_or("");
@@ -255,6 +260,9 @@ std::vector<std::string> validate(const pipeline_spec& s) {
     if (s.encoder.options.store_dtype != "f32")
       errors.push_back("[encoder].store_dtype: the remote node holds the token stores; start it with "
                        "--store-dtype instead");
+  }
+  if (!s.encoder.remote.empty() && !s.encoder.fallback_local) {
+    // The model is loaded on the nodes only.
   } else if (is_preset_name(m)) {
     const auto c = *preset_config(m);
     if (c.image_size != s.cache.grid.image_size || c.patch_size != s.cache.grid.patch_size)

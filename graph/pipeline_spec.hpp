@@ -55,6 +55,10 @@ struct encoder_spec {
   /// them. Empty: the model runs in this process.
   std::vector<std::string> remote;
   int remote_timeout_s = 30;  ///< a batch the node has not answered by then fails (a dead node: at once)
+  /// While no node can take a stream's frames, encode them in this process
+  /// (`fallback = "local"`: the model is loaded here too) instead of
+  /// failing them.
+  bool fallback_local = false;
   actors::link_tls tls;       ///< tls_cert, tls_key, tls_ca: mutual TLS with the node
   encoder_options options;
   int batch_tokens = 256;     ///< run a batch once this many tokens wait

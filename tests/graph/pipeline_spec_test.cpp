@@ -131,6 +131,26 @@ TEST(pipeline_spec, encoder_keys_the_remote_node_owns_are_refused) {
   EXPECT_EQ(local.spec.encoder.options.store_budget.policy, eviction_policy::lfu);
 }
 
+// The local fallback loads the model here, so its grid is checked here too.
+TEST(pipeline_spec, encoder_fallback_is_local_or_none_and_needs_a_remote) {
+  const std::string cam = "[[camera]]\nsource = \"" + video + "\"\n";
+  auto ok = parse_pipeline("[input]\nimage_size = 32\npatch_size = 8\n[encoder]\nmodel = \"tiny\"\n"
+                           "remote = \"127.0.0.1:5600\"\nfallback = \"local\"\n" + cam, "inline");
+  ASSERT_TRUE(ok.ok()) << all(ok);
+  EXPECT_TRUE(ok.spec.encoder.fallback_local);
+  auto none = parse_pipeline("[encoder]\nremote = \"127.0.0.1:5600\"\nfallback = \"none\"\n" + cam, "inline");
+  ASSERT_TRUE(none.ok()) << all(none);
+  EXPECT_FALSE(none.spec.encoder.fallback_local);
+  auto bad = parse_pipeline("[encoder]\nremote = \"127.0.0.1:5600\"\nfallback = \"cloud\"\n" + cam, "inline");
+  EXPECT_TRUE(has(bad, "[encoder].fallback: 'cloud' (local or none)")) << all(bad);
+  auto alone = parse_pipeline("[encoder]\nfallback = \"local\"\n" + cam, "inline");
+  EXPECT_TRUE(has(alone, "[encoder].fallback: is for a remote encoder")) << all(alone);
+  // The default grid is 224/16: the tiny model (32/8) cannot be the fallback.
+  auto grid = parse_pipeline("[encoder]\nmodel = \"tiny\"\nremote = \"127.0.0.1:5600\"\nfallback = \"local\"\n" + cam,
+                             "inline");
+  EXPECT_TRUE(has(grid, "[encoder].model: preset 'tiny' encodes 32/8")) << all(grid);
+}
+
 TEST(pipeline_spec, needs_a_camera_and_a_known_model) {
   auto r = parse_pipeline("[encoder]\nmodel = \"/nonexistent/llava\"\n", "inline");
   EXPECT_TRUE(has(r, "camera: no [[camera]] and no [ingest] configured")) << all(r);
