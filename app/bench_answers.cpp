@@ -126,8 +126,7 @@ run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_
       out.ttft_full.push_back(frame_ttft_full);
       out.ttft_cached.push_back(frame_ttft_cached);
     }
-    step.end_stream(stream);
-    enc.end_stream(stream);
+    step.end_stream(stream, enc);
     full_llm.end_stream(stream);
     cached_llm.end_stream(stream);
   }

@@ -74,11 +74,14 @@ struct fidelity {
 };
 
 nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& data,
-                       const gate_thresholds& gate_cfg, const drift_config& drift_cfg, const std::string& model) {
+                       const gate_thresholds& gate_cfg, const drift_config& drift_cfg, const std::string& model,
+                       const view_memory_config& views = {}) {
   const auto& c = enc.config();
   const auto grid = *patch_grid::make(c.image_size, c.patch_size);
   const int s_count = static_cast<int>(data.size());
-  auto step = *cache_step::make(grid, gate_cfg, drift_cfg);
+  auto made = cache_step::make(grid, gate_cfg, drift_cfg, views);
+  if (!made) throw std::runtime_error(made.err().message);
+  auto step = std::move(*made);
   for (int s = 0; s < s_count; ++s) enc.end_stream(static_cast<stream_id>(s));
 
   std::vector<double> full_ms, sparse_ms, gate_ms, shares, layer_shares;
@@ -172,6 +175,9 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
                    {"err_over_naive", fid.naive2 > 0 ? std::sqrt(fid.err2 / fid.naive2) : 0.0},
                    {"max_relative_error", fid.max_rel},
                    {"peak_store_bytes_per_stream", peak_store},
+                   {"view_memory", {{"max_views", views.max_views},
+                                    {"cuts", step.view_stats(0).cuts},
+                                    {"restored", step.view_stats(0).restored}}},
                    {"threads", enc.threads()},
                    {"blas", blas_in_use()},
                    {"per_frame", per_frame}};
@@ -257,6 +263,10 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
   c->add_option("--plot", o.plot, "Write a PNG: per-frame share recomputed, time, fidelity (and FILE_sweep.png)");
   c->add_option("--sweep-mad", o.sweep_mad, "Also run one stream at each MAD threshold (e.g. 1,2,3,4,6,8)")
       ->delimiter(',');
+  c->add_option("--view-memory", o.view_memory,
+                "Also run one stream with view memory keeping N views a stream (0: not)")
+      ->default_val(0)
+      ->check(CLI::Range(0, 64));
 }
 
 int run_bench_encoder(const bench_encoder_options& o) {
@@ -314,6 +324,21 @@ int run_bench_encoder(const bench_encoder_options& o) {
                   r["cosine_p1"].get<double>(), r["err_over_naive"].get<double>(),
                   r["signatures_and_gate_ms_per_frame_median"].get<double>());
       out["runs"].push_back(r);
+    }
+    if (o.view_memory > 0) {
+      // The same stream with view memory: a view left and found again is restored.
+      view_memory_config views;
+      views.max_views = o.view_memory;
+      auto r = run_one(*enc, {data[0]}, gate_cfg, drift_cfg, o.model, views);
+      std::printf("%-8s %7zu %8.2f%% %8.2f%% %8.2f%% %9.1f %9.1f %7.2fx %6.2f %8.5f %8.5f %8.3f  (%llu cuts, %llu restored)\n",
+                  "1+views", frames, 100 * r["share_recomputed_mean"].get<double>(),
+                  100 * r["share_recomputed_p95"].get<double>(), 100 * r["share_layer_mean"].get<double>(),
+                  r["full_ms_per_frame_median"].get<double>(), r["sparse_ms_per_frame_median"].get<double>(),
+                  r["speedup"].get<double>(), r["efficiency"].get<double>(), r["cosine_mean"].get<double>(),
+                  r["cosine_p1"].get<double>(), r["err_over_naive"].get<double>(),
+                  static_cast<unsigned long long>(r["view_memory"]["cuts"].get<std::uint64_t>()),
+                  static_cast<unsigned long long>(r["view_memory"]["restored"].get<std::uint64_t>()));
+      out["view_memory_run"] = r;
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

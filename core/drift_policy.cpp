@@ -88,4 +88,13 @@ void drift_controller::commit(stream_id stream, const compute_plan& p) {
   }
 }
 
+void drift_controller::rename_stream(stream_id from, stream_id to) {
+  auto node = streams_.extract(from);
+  streams_.erase(to);
+  if (!node.empty()) {
+    node.key() = to;
+    streams_.insert(std::move(node));
+  }
+}
+
 }  // namespace vlcache

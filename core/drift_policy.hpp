@@ -53,6 +53,8 @@ class drift_controller {
   /// Records that `plan` was computed.
   void commit(stream_id stream, const compute_plan& plan);
   void end_stream(stream_id stream) { streams_.erase(stream); }
+  /// The state of `from` becomes that of `to` (see reference_gate::rename_stream).
+  void rename_stream(stream_id from, stream_id to);
 
   [[nodiscard]] const drift_config& config() const noexcept { return config_; }
 

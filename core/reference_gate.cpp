@@ -191,6 +191,15 @@ float reference_gate::effective_mad(stream_id stream) const {
 
 void reference_gate::end_stream(stream_id stream) { streams_.erase(stream); }
 
+void reference_gate::rename_stream(stream_id from, stream_id to) {
+  auto node = streams_.extract(from);
+  streams_.erase(to);
+  if (!node.empty()) {
+    node.key() = to;
+    streams_.insert(std::move(node));
+  }
+}
+
 cache_stats reference_gate::stats(stream_id stream) const {
   auto it = streams_.find(stream);
   return it == streams_.end() ? cache_stats{} : it->second.stats;

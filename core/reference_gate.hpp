@@ -91,6 +91,10 @@ class reference_gate {
 
   /// Frees the stream's references and counters.
   void end_stream(stream_id stream);
+  /// The references and counters of `from` become those of `to` (whose
+  /// own are dropped); `from` then has none. View memory keeps a view's
+  /// state this way under an id of its own.
+  void rename_stream(stream_id from, stream_id to);
 
   [[nodiscard]] cache_stats stats(stream_id stream) const;
   [[nodiscard]] std::size_t stream_count() const noexcept { return streams_.size(); }

@@ -68,6 +68,15 @@ void store_budget::use(stream_id stream) {
   e.last_use = now_;
 }
 
+void store_budget::rename(stream_id from, stream_id to) {
+  auto node = streams_.extract(from);
+  streams_.erase(to);
+  if (!node.empty()) {
+    node.key() = to;
+    streams_.insert(std::move(node));
+  }
+}
+
 std::uint64_t store_budget::used() const noexcept {
   std::uint64_t total = 0;
   for (const auto& [id, e] : streams_) total += e.bytes;

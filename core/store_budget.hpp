@@ -41,6 +41,8 @@ class store_budget {
   /// One frame of the stream was encoded.
   void use(stream_id stream);
   void release(stream_id stream) { streams_.erase(stream); }
+  /// The state charged to `from` is now `to`'s, with its use history.
+  void rename(stream_id from, stream_id to);
 
   [[nodiscard]] std::uint64_t used() const noexcept;
   [[nodiscard]] bool bounded() const noexcept { return config_.capacity_bytes > 0; }

@@ -942,6 +942,19 @@ std::uint64_t vision_encoder::store_bytes(stream_id stream) const {
   return bytes;
 }
 
+void vision_encoder::rename_stream(stream_id from, stream_id to) {
+  auto& im = *impl_;
+  if (from == to) return;
+  im.streams.erase(to);
+  if (im.budget) im.budget->release(to);
+  auto node = im.streams.extract(from);
+  if (node.empty()) return;
+  node.key() = to;
+  im.streams.insert(std::move(node));
+  im.awaiting_refill.erase(to);  // it holds a state again
+  if (im.budget) im.budget->rename(from, to);
+}
+
 void vision_encoder::end_stream(stream_id stream) {
   impl_->streams.erase(stream);
   if (impl_->budget) impl_->budget->release(stream);

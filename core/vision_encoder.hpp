@@ -116,6 +116,10 @@ class vision_encoder {
   };
   [[nodiscard]] eviction_counts evictions(stream_id stream) const;
   void end_stream(stream_id stream);
+  /// The token store of `from` (and its charge in the budget) becomes that
+  /// of `to`, whose own is freed; `from` then holds none. Eviction counts
+  /// stay with the stream ids. View memory keeps a view's store this way.
+  void rename_stream(stream_id from, stream_id to);
 
  private:
   struct impl;
