@@ -176,8 +176,8 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
                    {"max_relative_error", fid.max_rel},
                    {"peak_store_bytes_per_stream", peak_store},
                    {"view_memory", {{"max_views", views.max_views},
-                                    {"cuts", step.view_stats(0).cuts},
-                                    {"restored", step.view_stats(0).restored}}},
+                                    {"cuts", step.views(0) ? step.views(0)->cuts() : 0},
+                                    {"restored", step.views(0) ? step.views(0)->restored() : 0}}},
                    {"threads", enc.threads()},
                    {"blas", blas_in_use()},
                    {"per_frame", per_frame}};

@@ -7,16 +7,6 @@
 
 namespace vlcache {
 
-status view_memory_config::validate() const {
-  if (max_views < 0 || max_views > 64)
-    return error{errc::invalid_config, "max_views " + std::to_string(max_views) + " is outside 0..64"};
-  if (!(cut_share > 0.0 && cut_share <= 1.0))
-    return error{errc::invalid_config, "cut_share " + std::to_string(cut_share) + " is outside (0, 1]"};
-  if (!(match_share > 0.0 && match_share <= 1.0))
-    return error{errc::invalid_config, "match_share " + std::to_string(match_share) + " is outside (0, 1]"};
-  return {};
-}
-
 expected<cache_step> cache_step::make(const patch_grid& grid, const gate_thresholds& gate,
                                       const drift_config& drift, const view_memory_config& views) {
   if (auto st = views.validate(); !st) return st.err();
@@ -34,27 +24,33 @@ bool cache_step::holds_state(stream_id stream) const {
 }
 
 status cache_step::plan_view(const step_frame& frame, step_plan& plan) {
-  if (plan.decision.miss_share() < view_config_.cut_share || !holds_state(frame.stream)) return {};
-  plan.view.save_as = next_view_++;
-  // The snapshot this frame hits best, if it hits enough (counted in the
-  // snapshot's own gate stats, which nobody reports).
-  std::optional<std::pair<stream_id, gate_decision>> best;
-  double best_hits = view_config_.match_share;
-  for (stream_id v : views_[frame.stream]) {
+  auto it = views_.find(frame.stream);
+  if (it == views_.end()) {
+    auto v = view_memory::make(frame.stream, view_config_);
+    if (!v) return v.err();
+    it = views_.emplace(frame.stream, std::move(*v)).first;
+  }
+  auto& views = it->second;
+  if (!views.is_cut(plan.decision, holds_state(frame.stream))) return {};
+  plan.cut = true;
+  // Judged against each kept view (counted in the view's own gate stats,
+  // which nobody reports).
+  std::vector<gate_decision> against;
+  for (stream_id v : views.kept()) {
     auto d = gate_.decide(v, *frame.signatures);
     if (!d) return d.err();
-    const double hits = 1.0 - d->miss_share();
-    if (hits >= best_hits) {
-      best_hits = hits;
-      best.emplace(v, std::move(*d));
-    }
+    against.push_back(std::move(*d));
   }
+  std::vector<const gate_decision*> ptrs;
+  for (const auto& d : against) ptrs.push_back(&d);
+  const auto best = views.best(ptrs);
   if (best) {
-    auto p = drift_.plan(best->first, best->second);
+    const stream_id restore = views.kept()[*best];
+    auto p = drift_.plan(restore, against[*best]);
     if (!p) return p.err();
-    plan.view.restore = best->first;
-    plan.decision = std::move(best->second);
+    plan.decision = std::move(against[*best]);
     plan.plan = std::move(*p);
+    plan.restore = restore;
     return {};
   }
   // A new view: the stream's state goes with the old one, so the frame runs in full.
@@ -66,40 +62,9 @@ status cache_step::plan_view(const step_frame& frame, step_plan& plan) {
   return {};
 }
 
-void cache_step::apply_view(stream_id stream, const view_action& action, vision_encoder& encoder) {
-  auto& kept = views_[stream];
-  ++view_counts_[stream].cuts;
-  if (action.save_as) {
-    gate_.rename_stream(stream, *action.save_as);
-    drift_.rename_stream(stream, *action.save_as);
-    encoder.rename_stream(stream, *action.save_as);
-    kept.push_back(*action.save_as);
-  }
-  if (action.restore) {
-    // A snapshot the store budget evicted comes back without tokens: the
-    // encoder then runs the frame in full, and encode() commits that.
-    gate_.rename_stream(*action.restore, stream);
-    drift_.rename_stream(*action.restore, stream);
-    encoder.rename_stream(*action.restore, stream);
-    kept.erase(std::remove(kept.begin(), kept.end(), *action.restore), kept.end());
-    ++view_counts_[stream].restored;
-  }
-  while (kept.size() > static_cast<std::size_t>(view_config_.max_views)) {
-    gate_.end_stream(kept.front());
-    drift_.end_stream(kept.front());
-    encoder.end_stream(kept.front());
-    kept.erase(kept.begin());
-  }
-}
-
-std::vector<stream_id> cache_step::views(stream_id stream) const {
+const view_memory* cache_step::views(stream_id stream) const {
   auto it = views_.find(stream);
-  return it == views_.end() ? std::vector<stream_id>{} : it->second;
-}
-
-cache_step::view_counts cache_step::view_stats(stream_id stream) const {
-  auto it = view_counts_.find(stream);
-  return it == view_counts_.end() ? view_counts{} : it->second;
+  return it == views_.end() ? nullptr : &it->second;
 }
 
 expected<std::vector<step_plan>> cache_step::plan(const std::vector<step_frame>& frames) {
@@ -112,16 +77,14 @@ expected<std::vector<step_plan>> cache_step::plan(const std::vector<step_frame>&
                                                std::to_string(f.seq) + ": no signatures"};
     if (!seen.insert(f.stream).second)
       return error{errc::invalid_argument, "stream " + std::to_string(f.stream) + " has two frames in one batch"};
-    if (view_config_.enabled() && f.stream >= view_memory_config::first_view_id)
-      return error{errc::invalid_argument, "stream " + std::to_string(f.stream) +
-                                               ": ids from 2^31 up are view memory's"};
     auto d = gate_.decide(f.stream, *f.signatures);
     if (!d) return d.err();
     auto p = drift_.plan(f.stream, *d);
     if (!p) return p.err();
-    out.push_back({std::move(*d), std::move(*p), {}});
+    out.push_back({std::move(*d), std::move(*p)});
     if (view_config_.enabled())
       if (auto st = plan_view(f, out.back()); !st) return st.err();
+    // Planned only: leave() records the cut when the frame is encoded.
   }
   return out;
 }
@@ -131,8 +94,14 @@ expected<std::vector<frame_result>> cache_step::encode(vision_encoder& encoder, 
   if (plans.size() != frames.size())
     return error{errc::invalid_argument, std::to_string(frames.size()) + " frames but " +
                                              std::to_string(plans.size()) + " plans"};
-  for (std::size_t i = 0; i < frames.size(); ++i)
-    if (plans[i].view.save_as || plans[i].view.restore) apply_view(frames[i].stream, plans[i].view, encoder);
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (!plans[i].cut) continue;
+    // The plan only knew that the frame cuts; the views record it now.
+    auto action = views_.at(frames[i].stream).leave(plans[i].restore);
+    apply_view_action(gate_, frames[i].stream, action);
+    apply_view_action(drift_, frames[i].stream, action);
+    apply_view_action(encoder, frames[i].stream, action);
+  }
   std::vector<frame_request> batch;
   batch.reserve(frames.size());
   for (std::size_t i = 0; i < frames.size(); ++i)
@@ -178,13 +147,14 @@ void cache_step::reset(stream_id stream) {
 }
 
 void cache_step::end_stream(stream_id stream, vision_encoder& encoder) {
-  for (stream_id v : views(stream)) {
-    gate_.end_stream(v);
-    drift_.end_stream(v);
-    encoder.end_stream(v);
+  if (auto it = views_.find(stream); it != views_.end()) {
+    for (stream_id v : it->second.clear()) {
+      gate_.end_stream(v);
+      drift_.end_stream(v);
+      encoder.end_stream(v);
+    }
+    views_.erase(it);
   }
-  views_.erase(stream);
-  view_counts_.erase(stream);
   gate_.end_stream(stream);
   drift_.end_stream(stream);
   encoder.end_stream(stream);

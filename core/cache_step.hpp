@@ -23,36 +23,10 @@
 
 #include "core/drift_policy.hpp"
 #include "core/reference_gate.hpp"
+#include "core/view_memory.hpp"
 #include "core/vision_encoder.hpp"
 
 namespace vlcache {
-
-/// View memory (README: "View memory"): when a frame misses at least
-/// `cut_share` of its positions against references the stream holds (the
-/// view changed wholesale: a scene cut, a PTZ camera between presets), the
-/// state the stream leaves (gate references, drift state, token store) is
-/// kept as a snapshot of that view. The same frame is gated against each of
-/// the stream's snapshots: one it hits on at least `match_share` of its
-/// positions (the best) is restored and the frame is gated against it;
-/// otherwise the frame runs in full. Snapshots are kept under ids of their
-/// own (`first_view_id` up), so the encoder's store budget charges and
-/// evicts them like streams; at most `max_views` a stream (the least
-/// recently left go first).
-struct view_memory_config {
-  int max_views = 0;  ///< 0 = off
-  double cut_share = 0.5;
-  double match_share = 0.5;
-  static constexpr stream_id first_view_id = 0x80000000u;  ///< streams stay below
-
-  [[nodiscard]] status validate() const;
-  [[nodiscard]] bool enabled() const noexcept { return max_views > 0; }
-};
-
-/// What a frame does to the stream's views before it is encoded.
-struct view_action {
-  std::optional<stream_id> save_as;  ///< the state the stream leaves is kept under this id
-  std::optional<stream_id> restore;  ///< then this snapshot becomes the stream's state
-};
 
 /// One stream's frame entering the step.
 struct step_frame {
@@ -66,7 +40,10 @@ struct step_frame {
 struct step_plan {
   gate_decision decision;
   compute_plan plan;
-  view_action view;  ///< with view memory, on a cut
+  /// With view memory (core/view_memory): the frame leaves the stream's
+  /// view, for `restore` when it found a kept one (else a new view).
+  bool cut = false;
+  std::optional<stream_id> restore;
 };
 
 class cache_step {
@@ -100,28 +77,20 @@ class cache_step {
 
   [[nodiscard]] const reference_gate& gate() const noexcept { return gate_; }
   [[nodiscard]] const drift_controller& drift() const noexcept { return drift_; }
-  /// Snapshots the stream holds now, least recently left first.
-  [[nodiscard]] std::vector<stream_id> views(stream_id stream) const;
-  struct view_counts {
-    std::uint64_t cuts = 0;      ///< frames that left a view
-    std::uint64_t restored = 0;  ///< of them, frames that went back to a kept view
-  };
-  [[nodiscard]] view_counts view_stats(stream_id stream) const;
+  /// The stream's view memory (null when off or before its first frame).
+  [[nodiscard]] const view_memory* views(stream_id stream) const;
 
  private:
   cache_step(reference_gate gate, drift_controller drift, const view_memory_config& views)
       : gate_(std::move(gate)), drift_(std::move(drift)), view_config_(views) {}
-  /// Gates a cut frame against the stream's views; fills the plan's action.
+  /// Gates a cut frame against the stream's kept views; fills the plan's action.
   [[nodiscard]] status plan_view(const step_frame& frame, step_plan& plan);
-  void apply_view(stream_id stream, const view_action& action, vision_encoder& encoder);
   [[nodiscard]] bool holds_state(stream_id stream) const;
 
   reference_gate gate_;
   drift_controller drift_;
   view_memory_config view_config_;
-  std::map<stream_id, std::vector<stream_id>> views_;  // per stream, least recently left first
-  std::map<stream_id, view_counts> view_counts_;
-  stream_id next_view_ = view_memory_config::first_view_id;
+  std::map<stream_id, view_memory> views_;
 };
 
 }  // namespace vlcache

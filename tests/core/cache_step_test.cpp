@@ -163,23 +163,23 @@ TEST_F(cache_step_fixture, restoring_a_view_equals_having_kept_it) {
   ASSERT_TRUE(run_one(stays, *enc, 1, x1, 0));
   auto cut = run_one(patrol, *enc, 0, y, 1, &plan);
   ASSERT_TRUE(cut) << cut.err().message;
-  EXPECT_TRUE(plan.view.save_as.has_value()) << "leaving the view keeps it";
-  EXPECT_FALSE(plan.view.restore.has_value()) << "nothing was kept that looks like y";
+  EXPECT_TRUE(plan.cut) << "leaving the view keeps it";
+  EXPECT_FALSE(plan.restore.has_value()) << "nothing was kept that looks like y";
   EXPECT_TRUE(cut->full);
-  ASSERT_EQ(patrol.views(0).size(), 1u);
-  EXPECT_TRUE(enc->has_stream(patrol.views(0)[0])) << "the snapshot's tokens stay in the encoder";
+  ASSERT_EQ(patrol.views(0)->kept().size(), 1u);
+  EXPECT_TRUE(enc->has_stream(patrol.views(0)->kept()[0])) << "the snapshot's tokens stay in the encoder";
   auto back = run_one(patrol, *enc, 0, x2, 2, &plan);
   ASSERT_TRUE(back) << back.err().message;
-  ASSERT_TRUE(plan.view.restore.has_value());
+  ASSERT_TRUE(plan.restore.has_value());
   EXPECT_FALSE(back->full);
   EXPECT_EQ(back->computed, 1) << "only the patch that changed in the view";
   auto kept = run_one(stays, *enc, 1, x2, 1);
   ASSERT_TRUE(kept);
   EXPECT_EQ(kept->computed, 1);
   EXPECT_EQ(back->features.to_vector(), kept->features.to_vector());
-  EXPECT_EQ(patrol.view_stats(0).cuts, 2u);
-  EXPECT_EQ(patrol.view_stats(0).restored, 1u);
-  ASSERT_EQ(patrol.views(0).size(), 1u) << "y is kept now, x is the stream's again";
+  EXPECT_EQ(patrol.views(0)->cuts(), 2u);
+  EXPECT_EQ(patrol.views(0)->restored(), 1u);
+  ASSERT_EQ(patrol.views(0)->kept().size(), 1u) << "y is kept now, x is the stream's again";
   patrol.end_stream(0, *enc);
   EXPECT_FALSE(enc->has_stream(0));
   EXPECT_EQ(enc->store_bytes_total(), enc->store_bytes(1)) << "the views went with the stream";
@@ -192,16 +192,16 @@ TEST_F(cache_step_fixture, views_are_bounded_and_a_view_not_kept_runs_in_full) {
   step_plan plan;
   ASSERT_TRUE(run_one(step, *enc, 0, x, 0));
   ASSERT_TRUE(run_one(step, *enc, 0, y, 1));
-  const stream_id x_view = step.views(0).at(0);
+  const stream_id x_view = step.views(0)->kept().at(0);
   ASSERT_TRUE(run_one(step, *enc, 0, z, 2, &plan));
-  EXPECT_FALSE(plan.view.restore.has_value());
-  ASSERT_EQ(step.views(0).size(), 1u) << "one view kept at most";
+  EXPECT_FALSE(plan.restore.has_value());
+  ASSERT_EQ(step.views(0)->kept().size(), 1u) << "one view kept at most";
   EXPECT_FALSE(enc->has_stream(x_view)) << "the view let go frees its tokens";
   auto again = run_one(step, *enc, 0, x, 3, &plan);
   ASSERT_TRUE(again);
-  EXPECT_FALSE(plan.view.restore.has_value()) << "x was not kept";
+  EXPECT_FALSE(plan.restore.has_value()) << "x was not kept";
   EXPECT_TRUE(again->full);
-  EXPECT_EQ(step.view_stats(0).restored, 0u);
+  EXPECT_EQ(step.views(0)->restored(), 0u);
 }
 
 TEST_F(cache_step_fixture, a_view_the_store_budget_evicted_comes_back_in_full) {
@@ -215,12 +215,12 @@ TEST_F(cache_step_fixture, a_view_the_store_budget_evicted_comes_back_in_full) {
   step_plan plan;
   ASSERT_TRUE(run_one(step, e, 0, x1, 0));
   ASSERT_TRUE(run_one(step, e, 0, y, 1));
-  ASSERT_EQ(step.views(0).size(), 1u);
-  EXPECT_FALSE(e.has_stream(step.views(0)[0])) << "the stream's new state took the view's room";
+  ASSERT_EQ(step.views(0)->kept().size(), 1u);
+  EXPECT_FALSE(e.has_stream(step.views(0)->kept()[0])) << "the stream's new state took the view's room";
   EXPECT_LE(e.store_bytes_total(), e.store_capacity());
   auto back = run_one(step, e, 0, x2, 2, &plan);
   ASSERT_TRUE(back) << back.err().message;
-  EXPECT_TRUE(plan.view.restore.has_value()) << "the gate still knows the view";
+  EXPECT_TRUE(plan.restore.has_value()) << "the gate still knows the view";
   EXPECT_TRUE(back->full) << "its tokens are gone: the frame runs in full";
   const auto full = (*e.encode_full({x2.pre.pixels.data()}))[0].features.to_vector();
   const auto got = back->features.to_vector();
@@ -235,18 +235,6 @@ TEST_F(cache_step_fixture, a_view_the_store_budget_evicted_comes_back_in_full) {
   auto next = run_one(step, e, 0, x2, 3);
   ASSERT_TRUE(next);
   EXPECT_EQ(next->computed, 0);
-}
-
-TEST(view_memory_config, bad_values_are_named) {
-  view_memory_config v;
-  v.max_views = -1;
-  EXPECT_NE(v.validate().err().message.find("max_views -1"), std::string::npos);
-  v = view_memory_config{};
-  v.cut_share = 0;
-  EXPECT_NE(v.validate().err().message.find("cut_share"), std::string::npos);
-  v = view_memory_config{};
-  v.match_share = 1.5;
-  EXPECT_NE(v.validate().err().message.find("match_share"), std::string::npos);
 }
 
 }  // namespace
