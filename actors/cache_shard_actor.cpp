@@ -24,6 +24,7 @@ caf::behavior cache_shard(caf::stateful_actor<cache_shard_state>* self, patch_gr
         // References move only when the source commits the frame's plan.
         return shard_decision{std::make_shared<const gate_decision>(std::move(*d))};
       },
+      [self](const view_change& m) { apply_view_action(*self->state.gate, m.stream, m.action); },
       [self](const commit_positions& c) {
         auto& s = self->state;
         std::vector<int> mine;

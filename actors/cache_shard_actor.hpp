@@ -11,6 +11,7 @@
 ///                                 source before it asks about the next frame,
 ///                                 so that frame is judged against them)
 ///   invalidate_positions       -> forgets references (the stream's encode failed)
+///   view_change                -> the stream's references follow its views
 ///   (end_stream_atom, stream)  -> frees the stream's references
 
 #include <caf/behavior.hpp>

@@ -344,6 +344,14 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
         }
         return c;
       },
+      [self](const view_change& m) {
+        auto& s = self->state;
+        // The stream's frames still waiting were planned in the view it leaves.
+        if (std::any_of(s.pending.begin(), s.pending.end(),
+                        [&](const frame_job& j) { return j.tag.stream == m.stream; }))
+          flush(self);
+        if (s.nodes.empty()) apply_view_action(*s.encoder, m.stream, m.action);
+      },
       [self](end_stream_atom, stream_id stream) {
         auto& s = self->state;
         if (s.nodes.empty()) {

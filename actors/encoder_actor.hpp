@@ -9,6 +9,8 @@
 /// Accepts:
 ///   frame_job (with decision)  -> batches it
 ///   (flush_atom, batch id)     -> the timeout of that batch
+///   view_change                -> the stream's token store follows its views
+///                                 (after its waiting frames are encoded)
 ///   stats_atom                 -> replies encoder_counters
 /// Sends:
 ///   encoded_frame to `next`;

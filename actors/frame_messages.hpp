@@ -21,6 +21,7 @@
 #include "core/reference_gate.hpp"
 #include "core/scene.hpp"
 #include "core/tensor_handle.hpp"
+#include "core/view_memory.hpp"
 
 namespace vlcache::actors {
 
@@ -63,6 +64,13 @@ struct frame_job {
 /// A shard's hit/miss verdict for its band of positions.
 struct shard_decision {
   std::shared_ptr<const gate_decision> decision;
+};
+
+/// The stream leaves its view (core/view_memory): the shards and the encoder
+/// rename its state, before any later message about the stream.
+struct view_change {
+  stream_id stream = 0;
+  view_action action;
 };
 
 /// Positions whose tokens the frame's plan computes: the shards record the
@@ -115,6 +123,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::hash_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::hashed_frame)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::frame_job)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::shard_decision)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::view_change)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::commit_positions)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::encoded_frame)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::invalidate_positions)

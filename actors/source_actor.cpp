@@ -3,7 +3,9 @@
 #include <caf/all.hpp>
 
 #include <algorithm>
+#include <limits>
 
+#include "actors/actor_error.hpp"
 #include "actors/camera_reader_actor.hpp"
 
 #include "core/scene_questions.hpp"
@@ -17,6 +19,12 @@ void report_if_done(self_ptr self) {
   auto& s = self->state;
   if (s.finished && !s.reported && s.counters.in_flight == 0 && s.queue.empty()) {
     s.reported = true;
+    if (s.views && !s.views->kept().empty()) {  // the kept views' references and tokens go
+      view_change m{s.settings.stream, {}};
+      m.action.drop = s.views->clear();
+      for (const auto& shard : s.shards) self->send(shard, m);
+      self->send(s.encoder, m);
+    }
     self->send(s.monitor, eos_atom::value, s.counters);
   }
 }
@@ -56,6 +64,7 @@ expected<compute_plan> plan_frame(self_ptr self, const frame_job& job, const gat
   auto plan = s.drift->plan(job.tag.stream, merged);
   if (!plan) return plan.err();
   s.drift->commit(job.tag.stream, *plan);
+  s.holds_state = true;
   auto positions = std::make_shared<const std::vector<int>>(plan->positions);
   for (const auto& shard : s.shards)
     self->send(shard, commit_positions{job.tag.stream, job.tag.seq, job.signatures, positions});
@@ -70,64 +79,129 @@ void reset_stream(self_ptr self, std::uint64_t failed_seq) {
   auto& s = self->state;
   if (s.reset_until && failed_seq < *s.reset_until) return;
   s.reset_until = s.planned_seq;
+  s.holds_state = false;
   if (s.drift) s.drift->end_stream(s.settings.stream);
   auto all = std::make_shared<std::vector<int>>();
   for (int p = 0; p < s.grid_positions; ++p) all->push_back(p);  // the shards keep their bands
   for (const auto& shard : s.shards) self->send(shard, invalidate_positions{s.settings.stream, all});
 }
 
+/// Adds one shard's verdict on its band to the frame's.
+void merge_into(gate_decision& merged, const gate_decision& part) {
+  for (int p : part.miss_positions) {
+    merged.miss[p] = 1;
+    merged.score[p] = part.score[p];
+  }
+  // Every shard sees the frame's noise estimate; they agree unless one
+  // never judged this stream before (then it reports less).
+  merged.noise_floor = std::max(merged.noise_floor, part.noise_floor);
+  merged.mad_threshold = std::max(merged.mad_threshold, part.mad_threshold);
+}
+
+void list_misses(gate_decision& merged) {
+  merged.miss_positions.clear();
+  for (std::size_t p = 0; p < merged.miss.size(); ++p)
+    if (merged.miss[p]) merged.miss_positions.push_back(static_cast<int>(p));
+}
+
+std::shared_ptr<gate_decision> empty_decision(int n) {
+  auto d = std::make_shared<gate_decision>();
+  d->miss.assign(static_cast<std::size_t>(n), 0);
+  d->score.assign(static_cast<std::size_t>(n), 0.0f);
+  return d;
+}
+
+/// A shard failed to judge the frame: it fails, and the next frame is gated.
+void gate_failed(self_ptr self, std::uint64_t index, const caf::error& e) {
+  caf::aout(self) << self->state.settings.name << ": cache shard failed: " << self->system().render(e) << "\n";
+  fail_frame(self, index);
+}
+
+/// Plans the judged frame, sends it on in dispatch order and gates the next.
+void finish_gate(self_ptr self, std::uint64_t index, std::shared_ptr<frame_job> shared,
+                 std::shared_ptr<gate_decision> merged) {
+  auto plan = plan_frame(self, *shared, *merged);
+  self->state.gating = false;
+  if (!plan) {
+    caf::aout(self) << self->state.settings.name << " frame " << shared->tag.seq << ": " << plan.err().message
+                    << "\n";
+    fail_frame(self, index);
+  } else {
+    shared->decision = merged;
+    shared->plan = std::make_shared<const compute_plan>(std::move(*plan));
+    shared->gated_at = steady::now();
+    self->state.reorder[index] = std::move(*shared);
+    release_in_order(self);
+  }
+  gate_in_order(self);
+}
+
+void gate(self_ptr self, std::uint64_t index, std::shared_ptr<frame_job> shared, bool restored);
+
+/// The frame left the camera's view (core/view_memory): the shards, the
+/// drift state and the encoder follow it to the kept view it matches, and
+/// the frame is judged again there; or to a new view, where every position
+/// misses. The change reaches the shards and the encoder before the frame's
+/// commit and the frame itself (one sender, messages in order).
+void leave_view(self_ptr self, std::uint64_t index, std::shared_ptr<frame_job> shared, view_key key) {
+  auto& s = self->state;
+  const auto restore = s.views->match(key);
+  const auto action = s.views->leave(restore);
+  s.views->seen(std::move(key));
+  apply_view_action(*s.drift, s.settings.stream, action);
+  const view_change change{s.settings.stream, action};
+  for (const auto& shard : s.shards) self->send(shard, change);
+  self->send(s.encoder, change);
+  ++s.counters.view_cuts;
+  if (restore) {
+    ++s.counters.views_restored;
+    gate(self, index, std::move(shared), true);
+    return;
+  }
+  auto merged = empty_decision(s.grid_positions);
+  std::fill(merged->miss.begin(), merged->miss.end(), 1);
+  std::fill(merged->score.begin(), merged->score.end(), std::numeric_limits<float>::infinity());
+  list_misses(*merged);
+  finish_gate(self, index, std::move(shared), std::move(merged));
+}
+
 /// Asks every shard about one hashed frame, merges their verdicts, plans the
 /// frame and sends it on (in dispatch order, through `reorder`); the next
-/// frame is gated only after that.
-void gate(self_ptr self, std::uint64_t index, std::shared_ptr<frame_job> shared) {
+/// frame is gated only after that. `restored`: judged again after its view
+/// was restored (it does not cut again).
+void gate(self_ptr self, std::uint64_t index, std::shared_ptr<frame_job> shared, bool restored) {
   auto& s = self->state;
   s.gating = true;
   const int n = shared->signatures->grid.count();
   s.grid_positions = n;
-  auto merged = std::make_shared<gate_decision>();
-  merged->miss.assign(n, 0);
-  merged->score.assign(n, 0.0f);
+  auto merged = empty_decision(n);
   auto waiting = std::make_shared<std::size_t>(s.shards.size());
   auto failed = std::make_shared<bool>(false);
   for (const auto& shard : s.shards)
     self->request(shard, caf::infinite, decide_atom::value, *shared)
         .then(
-            [self, shared, merged, waiting, failed, index](const shard_decision& d) {
-              for (int p : d.decision->miss_positions) {
-                merged->miss[p] = 1;
-                merged->score[p] = d.decision->score[p];
-              }
-              // Every shard sees the frame's noise estimate; they agree unless one
-              // never judged this stream before (then it reports less).
-              merged->noise_floor = std::max(merged->noise_floor, d.decision->noise_floor);
-              merged->mad_threshold = std::max(merged->mad_threshold, d.decision->mad_threshold);
+            [self, shared, merged, waiting, failed, index, restored](const shard_decision& d) {
+              merge_into(*merged, *d.decision);
               if (--*waiting > 0 || *failed) return;
-              for (std::size_t p = 0; p < merged->miss.size(); ++p)
-                if (merged->miss[p]) merged->miss_positions.push_back(static_cast<int>(p));
-              self->state.counters.noise_floor = merged->noise_floor;
-              self->state.counters.mad_threshold = merged->mad_threshold;
-              auto plan = plan_frame(self, *shared, *merged);
-              self->state.gating = false;
-              if (!plan) {
-                caf::aout(self) << self->state.settings.name << " frame " << shared->tag.seq << ": "
-                                << plan.err().message << "\n";
-                fail_frame(self, index);
-              } else {
-                shared->decision = merged;
-                shared->plan = std::make_shared<const compute_plan>(std::move(*plan));
-                shared->gated_at = steady::now();
-                self->state.reorder[index] = std::move(*shared);
-                release_in_order(self);
+              list_misses(*merged);
+              auto& s = self->state;
+              s.counters.noise_floor = merged->noise_floor;
+              s.counters.mad_threshold = merged->mad_threshold;
+              if (s.views && !restored) {
+                auto key = view_key_of(*shared->signatures);
+                if (s.views->is_cut(*merged, s.holds_state, key)) {
+                  leave_view(self, index, shared, std::move(key));
+                  return;
+                }
+                s.views->seen(std::move(key));
               }
-              gate_in_order(self);
+              finish_gate(self, index, shared, merged);
             },
             [self, waiting, failed, index](const caf::error& e) {
               const bool last = --*waiting == 0;
               if (!*failed) {
                 *failed = true;
-                caf::aout(self) << self->state.settings.name << ": cache shard failed: "
-                                << self->system().render(e) << "\n";
-                fail_frame(self, index);
+                gate_failed(self, index, e);
               }
               if (last) {
                 self->state.gating = false;
@@ -147,7 +221,7 @@ void gate_in_order(self_ptr self) {
     auto job = std::move(it->second);
     s.hashed.erase(it);
     const auto index = s.next_gate++;
-    if (job) gate(self, index, std::move(job));
+    if (job) gate(self, index, std::move(job), false);
   }
 }
 
@@ -284,6 +358,15 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
   s.credits = s.settings.max_in_flight;
   s.counters.name = s.settings.name;
   s.counters.stream = s.settings.stream;
+  if (s.settings.views.enabled()) {
+    auto v = view_memory::make(s.settings.stream, s.settings.views);
+    if (!v) {
+      caf::aout(self) << s.settings.name << ": [views]: " << v.err().message << "\n";
+      self->quit(to_caf_error(v.err()));
+      return {};
+    }
+    s.views.emplace(std::move(*v));
+  }
   if (s.settings.video.source.empty()) {
     // Push mode: frames arrive as pushed_frame messages (network cameras).
   } else if (s.settings.live) {

@@ -13,7 +13,10 @@
 /// the encoder computes, and the plan's positions are committed to the
 /// shards before they judge the stream's next frame. Hashing stays parallel.
 /// When the encoder reports a failed frame, the stream's references and
-/// drift state are dropped: its next planned frame is a full one.
+/// drift state are dropped: its next planned frame is a full one. With view
+/// memory, a frame that left the camera's view is judged again against the
+/// kept views, and the shards, the drift state and the encoder follow the
+/// view it goes to (core/view_memory) before its plan is committed.
 ///
 /// With an empty video source it runs in push mode: frames come as
 /// pushed_frame messages (from the network ingest) instead of a reader.
@@ -58,6 +61,7 @@ struct source_settings {
   flow_policy policy = flow_policy::drop_oldest;
   double pace_fps = 0.0;  ///< 0: read as fast as credits allow
   drift_config drift;
+  view_memory_config views;  ///< view memory (off unless max_views > 0)
   /// The scene's truth when the source is a rendered scene folder: each
   /// frame carries one of its known questions (core/scene_questions).
   std::shared_ptr<const connectors::scene_truth> truth;
@@ -82,6 +86,9 @@ struct source_counters {
   /// The gate at the latest frame: the camera's noise floor (sigma, levels;
   /// 0 unless [gate].noise_factor) and the MAD threshold it led to.
   double noise_floor = 0, mad_threshold = 0;
+  /// View memory: frames that left the camera's view, and of them those
+  /// that went back to a kept view instead of running in full.
+  std::uint64_t view_cuts = 0, views_restored = 0;
   std::string error;  ///< why the source ended early, if it did
   [[nodiscard]] bool balanced() const noexcept {
     return read == encoded + failed + dropped_newest + dropped_oldest + in_flight + queued;
@@ -104,6 +111,8 @@ struct source_state {
   int grid_positions = 0;                    // patches per frame, known from the first hashed frame
   bool gating = false;                       // a frame is with the shards now
   std::unique_ptr<drift_controller> drift;   // made on the first frame (grid size)
+  std::optional<view_memory> views;          // with view memory
+  bool holds_state = false;                  // a plan was committed since the start or the last reset
   std::uint64_t planned_seq = 0;             // seq of the latest planned frame + 1
   std::optional<std::uint64_t> reset_until;  // failures of frames planned before this seq are covered
   source_counters counters;

@@ -267,6 +267,12 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
                 "Also run one stream with view memory keeping N views a stream (0: not)")
       ->default_val(0)
       ->check(CLI::Range(0, 64));
+  c->add_option("--view-cut", o.view_cut, "View memory: a frame missing this share of positions leaves the view")
+      ->default_val(0.5)
+      ->check(CLI::Range(0.01, 1.0));
+  c->add_option("--view-match", o.view_match, "View memory: a kept view the frame hits on this share is restored")
+      ->default_val(0.5)
+      ->check(CLI::Range(0.01, 1.0));
 }
 
 int run_bench_encoder(const bench_encoder_options& o) {
@@ -329,6 +335,8 @@ int run_bench_encoder(const bench_encoder_options& o) {
       // The same stream with view memory: a view left and found again is restored.
       view_memory_config views;
       views.max_views = o.view_memory;
+      views.cut_share = o.view_cut;
+      views.match_share = o.view_match;
       auto r = run_one(*enc, {data[0]}, gate_cfg, drift_cfg, o.model, views);
       std::printf("%-8s %7zu %8.2f%% %8.2f%% %8.2f%% %9.1f %9.1f %7.2fx %6.2f %8.5f %8.5f %8.3f  (%llu cuts, %llu restored)\n",
                   "1+views", frames, 100 * r["share_recomputed_mean"].get<double>(),

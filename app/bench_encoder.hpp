@@ -34,6 +34,7 @@ struct bench_encoder_options {
   std::string plot;               ///< PNG of the per-frame series (and PLOT_sweep.png)
   std::vector<double> sweep_mad;  ///< MAD thresholds for the sweep
   int view_memory = 0;            ///< also run one stream with view memory keeping this many views
+  double view_cut = 0.5, view_match = 0.5;  ///< its cut_share and match_share
 };
 
 void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& opts);

@@ -90,9 +90,9 @@ int run_scan(const scan_options& o) {
       return 2;
     }
     spec = loaded.spec;
-    if (spec.index) {
-      std::fprintf(stderr, "error: %s: [index] bounds the encoder's token stores; vlcache scan runs no encoder "
-                           "(remove the table)\n", o.config.c_str());
+    if (spec.index || spec.views) {
+      std::fprintf(stderr, "error: %s: [%s] is about the encoder's token stores; vlcache scan runs no encoder "
+                           "(remove the table)\n", o.config.c_str(), spec.index ? "index" : "views");
       return 2;
     }
   } else {

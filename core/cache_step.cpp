@@ -31,24 +31,19 @@ status cache_step::plan_view(const step_frame& frame, step_plan& plan) {
     it = views_.emplace(frame.stream, std::move(*v)).first;
   }
   auto& views = it->second;
-  if (!views.is_cut(plan.decision, holds_state(frame.stream))) return {};
-  plan.cut = true;
-  // Judged against each kept view (counted in the view's own gate stats,
-  // which nobody reports).
-  std::vector<gate_decision> against;
-  for (stream_id v : views.kept()) {
-    auto d = gate_.decide(v, *frame.signatures);
-    if (!d) return d.err();
-    against.push_back(std::move(*d));
+  auto key = view_key_of(*frame.signatures);
+  if (!views.is_cut(plan.decision, holds_state(frame.stream), key)) {
+    views.seen(std::move(key));
+    return {};
   }
-  std::vector<const gate_decision*> ptrs;
-  for (const auto& d : against) ptrs.push_back(&d);
-  const auto best = views.best(ptrs);
-  if (best) {
-    const stream_id restore = views.kept()[*best];
-    auto p = drift_.plan(restore, against[*best]);
+  plan.cut = true;  // encode() records it (the key of the view left is the previous frame's)
+  if (auto restore = views.match(key)) {
+    // Judged against the kept view (counted in its own gate stats, which nobody reports).
+    auto d = gate_.decide(*restore, *frame.signatures);
+    if (!d) return d.err();
+    auto p = drift_.plan(*restore, *d);
     if (!p) return p.err();
-    plan.decision = std::move(against[*best]);
+    plan.decision = std::move(*d);
     plan.plan = std::move(*p);
     plan.restore = restore;
     return {};
@@ -97,7 +92,9 @@ expected<std::vector<frame_result>> cache_step::encode(vision_encoder& encoder, 
   for (std::size_t i = 0; i < frames.size(); ++i) {
     if (!plans[i].cut) continue;
     // The plan only knew that the frame cuts; the views record it now.
-    auto action = views_.at(frames[i].stream).leave(plans[i].restore);
+    auto& views = views_.at(frames[i].stream);
+    auto action = views.leave(plans[i].restore);
+    views.seen(view_key_of(*frames[i].signatures));
     apply_view_action(gate_, frames[i].stream, action);
     apply_view_action(drift_, frames[i].stream, action);
     apply_view_action(encoder, frames[i].stream, action);

@@ -62,6 +62,14 @@ void read_index(table_reader& r, cache_spec& s, bool present) {
   if (present) s.index = c;
 }
 
+void read_views(table_reader& r, cache_spec& s, bool present) {
+  view_memory_config c;
+  c.max_views = static_cast<int>(r.integer("keep", 1, 64).value_or(3));
+  c.cut_share = r.number("cut_share", 0.01, 1.0).value_or(c.cut_share);
+  c.match_share = r.number("match_share", 0.01, 1.0).value_or(c.match_share);
+  if (present) s.views = c;
+}
+
 }  // namespace
 
 void read_cache_tables(table_reader& top, cache_spec& spec, std::vector<std::string>& errors) {
@@ -77,6 +85,10 @@ void read_cache_tables(table_reader& top, cache_spec& spec, std::vector<std::str
   table_reader ix(index, "index", errors);
   read_index(ix, spec, index != nullptr);
   ix.reject_unknown_keys();
+  const toml::table* views = top.table("views");
+  table_reader vw(views, "views", errors);
+  read_views(vw, spec, views != nullptr);
+  vw.reject_unknown_keys();
 }
 
 std::optional<toml::table> parse_toml(std::string_view text, const std::string& origin,

@@ -8,6 +8,8 @@
 ///   [gate]   ahash, dhash, phash (max Hamming bits), mad (max mean abs diff)
 ///   [index]  capacity_mb, eviction ("lru" | "lfu" | "decayed_frequency"), half_life:
 ///            one budget for every stream's token store (absent: unbounded)
+///   [views]  keep, cut_share, match_share: view memory (core/view_memory;
+///            absent: off)
 
 #include <optional>
 #include <string>
@@ -21,6 +23,7 @@
 #include "core/preprocess.hpp"
 #include "core/reference_gate.hpp"
 #include "core/store_budget.hpp"
+#include "core/view_memory.hpp"
 
 namespace vlcache::graph {
 
@@ -29,6 +32,7 @@ struct cache_spec {
   patch_grid grid;
   gate_thresholds gate;
   std::optional<store_budget_config> index;  ///< set when the spec has an [index] table
+  std::optional<view_memory_config> views;   ///< set when the spec has a [views] table
 };
 
 /// Every problem found, one per line, each naming its key; empty when valid.
@@ -41,7 +45,7 @@ struct spec_result {
 [[nodiscard]] spec_result parse_cache_spec(std::string_view toml_text, const std::string& origin);
 
 class table_reader;
-/// Reads [input], [gate] and [index] through the root table's reader (for
+/// Reads [input], [gate], [index] and [views] through the root table's reader (for
 /// specs that hold more tables than these).
 void read_cache_tables(table_reader& root, cache_spec& spec, std::vector<std::string>& errors);
 /// TOML text to a table; a syntax error is recorded as "origin:line:col: ...".

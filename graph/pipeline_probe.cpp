@@ -130,6 +130,10 @@ std::string to_prometheus(const pipeline_snapshot& s) {
   for (const auto& c : s.sources) o << "vlcache_frames_in_flight{" << stream_of(c) << "} " << c.in_flight << "\n";
   family("vlcache_frames_queued", "gauge", "Frames waiting for credit in a camera's queue.");
   for (const auto& c : s.sources) o << "vlcache_frames_queued{" << stream_of(c) << "} " << c.queued << "\n";
+  family("vlcache_view_cuts_total", "counter", "Frames that left the camera's view ([views]).");
+  for (const auto& c : s.sources) o << "vlcache_view_cuts_total{" << stream_of(c) << "} " << c.view_cuts << "\n";
+  family("vlcache_views_restored_total", "counter", "Of them, frames that went back to a kept view ([views]).");
+  for (const auto& c : s.sources) o << "vlcache_views_restored_total{" << stream_of(c) << "} " << c.views_restored << "\n";
   // Each family's samples stay together, as the text format requires.
   struct token_counts {
     std::uint64_t computed = 0, total = 0, store = 0;

@@ -291,6 +291,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     ss.queue = spec.flow.queue;
     ss.policy = to_flow(spec.flow.policy);
     ss.drift = spec.drift;
+    if (spec.cache.views) ss.views = *spec.cache.views;
     ss.pace_fps = c.pace_fps;
     sources.push_back(sys.spawn(actors::source_actor, ss, hashers, shards, enc, caf::actor_cast<caf::actor>(runner)));
   }
@@ -328,6 +329,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     is.source.max_in_flight = spec.flow.max_in_flight;
     is.source.queue = spec.flow.queue;
     is.source.drift = spec.drift;
+    if (spec.cache.views) is.source.views = *spec.cache.views;
     // Live cameras cannot be paused: without credit the newest frame goes.
     is.source.policy = spec.flow.policy == drop_policy::block ? actors::flow_policy::drop_newest : to_flow(spec.flow.policy);
     g.ingest = sys.spawn<caf::detached>(actors::ingest_actor, is, hashers, shards, enc, caf::actor_cast<caf::actor>(runner));

@@ -254,6 +254,9 @@ std::vector<std::string> validate(const pipeline_spec& s) {
     if (s.cache.index)
       errors.push_back("[index]: the remote node holds the token stores; a budget for them cannot be set "
                        "from here (remove [index] or run the encoder in this process)");
+    if (s.cache.views)
+      errors.push_back("[views]: view memory keeps token stores under ids of their own, on the node that "
+                       "holds them; a remote node cannot yet (remove [views] or run the encoder in this process)");
     if (s.encoder.options.layer_tolerance > 0)
       errors.push_back("[encoder].layer_tolerance: the remote node runs the encoder; start it with "
                        "--layer-tolerance instead");

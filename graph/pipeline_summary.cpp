@@ -39,6 +39,8 @@ nlohmann::json summarize(run_facts f) {
                     c.gap_seconds);
       notes += b;
     }
+    if (c.view_cuts)
+      notes += "; " + std::to_string(c.view_cuts) + " view cuts, " + std::to_string(c.views_restored) + " restored";
     std::printf("  %-12s read %5llu = encoded %5llu + dropped %llu (oldest) + %llu (newest) + failed %llu%s%s%s\n",
                 c.name.c_str(), static_cast<unsigned long long>(c.read), static_cast<unsigned long long>(c.encoded),
                 static_cast<unsigned long long>(c.dropped_oldest), static_cast<unsigned long long>(c.dropped_newest),
@@ -60,6 +62,8 @@ nlohmann::json summarize(run_facts f) {
                                   {"mad_threshold", c.mad_threshold},
                                   {"store_evictions", ev.first},
                                   {"store_refills", ev.second},
+                                  {"view_cuts", c.view_cuts},
+                                  {"views_restored", c.views_restored},
                                   {"fidelity", fidelity_json(enc, c.stream)},
                                   {"error", c.error}});
   }

@@ -26,21 +26,52 @@ view_memory_config keep(int n) {
   return c;
 }
 
-TEST(view_memory, a_cut_is_a_wholesale_miss_of_a_stream_holding_state) {
-  auto v = *view_memory::make(3, keep(2));
-  EXPECT_TRUE(v.is_cut(missing(5), true));
-  EXPECT_FALSE(v.is_cut(missing(4), true)) << "below cut_share 0.5";
-  EXPECT_FALSE(v.is_cut(missing(10), false)) << "a first frame leaves no view";
-  auto off = *view_memory::make(3, keep(0));
-  EXPECT_FALSE(off.is_cut(missing(10), true));
+view_key flat(std::vector<float> levels) { return levels; }
+
+TEST(view_memory, keys_match_through_a_brightness_change_and_a_few_moved_patches) {
+  const view_key a = flat({10, 50, 90, 130, 170, 210, 20, 60, 100, 140});
+  view_key brighter = a;
+  for (auto& v : brighter) v += 30;  // lighting: the whole view shifts
+  EXPECT_DOUBLE_EQ(view_key_match(a, brighter), 1.0);
+  view_key crossed = brighter;
+  crossed[2] = 250;  // a person in two patches
+  crossed[7] = 0;
+  EXPECT_DOUBLE_EQ(view_key_match(a, crossed), 0.8);
+  const view_key other = flat({200, 10, 30, 250, 5, 90, 180, 220, 15, 60});
+  EXPECT_LT(view_key_match(a, other), 0.5);
+  EXPECT_EQ(view_key_match(a, flat({1, 2})), 0.0) << "another grid";
 }
 
-TEST(view_memory, the_best_view_is_restored_if_it_hits_enough) {
+TEST(view_memory, a_cut_is_a_wholesale_miss_that_no_longer_looks_like_the_last_frame) {
+  const view_key here = flat({10, 50, 90, 130, 170, 210, 20, 60, 100, 140});
+  const view_key there = flat({200, 10, 30, 250, 5, 90, 180, 220, 15, 60});
+  auto v = *view_memory::make(3, keep(2));
+  v.seen(here);
+  EXPECT_TRUE(v.is_cut(missing(5), true, there));
+  EXPECT_FALSE(v.is_cut(missing(4), true, there)) << "below cut_share 0.5";
+  EXPECT_FALSE(v.is_cut(missing(10), false, there)) << "a first frame leaves no view";
+  EXPECT_FALSE(v.is_cut(missing(10), true, here)) << "the same view, every patch changed a little: not a cut";
+  auto off = *view_memory::make(3, keep(0));
+  off.seen(here);
+  EXPECT_FALSE(off.is_cut(missing(10), true, there));
+}
+
+TEST(view_memory, the_kept_view_that_matches_best_is_restored) {
+  const view_key a = flat({10, 50, 90, 130, 170, 210, 20, 60, 100, 140});
+  const view_key b = flat({200, 10, 30, 250, 5, 90, 180, 220, 15, 60});
+  const view_key c = flat({100, 100, 0, 0, 255, 255, 40, 40, 200, 200});
   auto v = *view_memory::make(3, keep(3));
-  const auto a = missing(7), b = missing(2), c = missing(4);
-  EXPECT_EQ(v.best({&a, &b, &c}), std::optional<std::size_t>(1));
-  const auto d = missing(6);
-  EXPECT_FALSE(v.best({&a, &d}).has_value()) << "40 % hits is below match_share 0.5";
+  v.seen(a);
+  const auto left_a = v.leave(std::nullopt);  // to b
+  v.seen(b);
+  const auto left_b = v.leave(std::nullopt);  // to c
+  v.seen(c);
+  view_key a_later = a;
+  for (auto& x : a_later) x -= 5;
+  a_later[0] = 255;
+  EXPECT_EQ(v.match(a_later), left_a.save_as);
+  EXPECT_EQ(v.match(b), left_b.save_as);
+  EXPECT_FALSE(v.match(c).has_value()) << "the view the stream is in is not kept";
 }
 
 TEST(view_memory, views_get_ids_of_their_own_and_the_least_recently_left_goes_first) {

@@ -96,6 +96,25 @@ TEST(cache_spec, reads_the_noise_keys_and_names_them_in_errors) {
   EXPECT_TRUE(has_error(big, "[gate].noise_factor: 0 is outside")) << all(big);
 }
 
+TEST(cache_spec, views_table_turns_view_memory_on_and_names_bad_keys) {
+  auto off = parse_cache_spec("", "inline");
+  ASSERT_TRUE(off.ok()) << all(off);
+  EXPECT_FALSE(off.spec.views);
+  auto on = parse_cache_spec("[views]\n", "inline");
+  ASSERT_TRUE(on.ok()) << all(on);
+  ASSERT_TRUE(on.spec.views);
+  EXPECT_EQ(on.spec.views->max_views, 3);
+  auto set = parse_cache_spec("[views]\nkeep = 5\ncut_share = 0.7\nmatch_share = 0.6\n", "inline");
+  ASSERT_TRUE(set.ok()) << all(set);
+  EXPECT_EQ(set.spec.views->max_views, 5);
+  EXPECT_DOUBLE_EQ(set.spec.views->cut_share, 0.7);
+  EXPECT_DOUBLE_EQ(set.spec.views->match_share, 0.6);
+  auto bad = parse_cache_spec("[views]\nkeep = 0\ncut_share = 2.0\nremember = true\n", "inline");
+  EXPECT_TRUE(has_error(bad, "[views].keep")) << all(bad);
+  EXPECT_TRUE(has_error(bad, "[views].cut_share")) << all(bad);
+  EXPECT_TRUE(has_error(bad, "[views].remember")) << all(bad);
+}
+
 TEST(cache_spec, gate_table_without_signatures_is_an_error) {
   auto r = parse_cache_spec("[gate]\n", "inline");
   EXPECT_TRUE(has_error(r, "enables no signature")) << all(r);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -163,6 +164,92 @@ TEST(pipeline_run, tokens_equal_the_cache_step_the_benchmarks_run) {
   // The run exercised what differs between the old copies of the step.
   EXPECT_GT(deferred, 0) << "no miss was deferred by the budget";
   EXPECT_GT(partial, 0) << "no frame was recomputed in part";
+}
+
+// View memory across the actors: the shards, the source's drift state and
+// the encoder follow a camera's views as core's cache step does, on a
+// patrol clip (three presets of the sample video, 20 frames each, cycled):
+// the same tokens for every frame, and the views left are found again.
+TEST(pipeline_run, view_memory_gives_the_tokens_of_the_cache_step) {
+  const std::string clip = (std::filesystem::temp_directory_path() / "vlcache_patrol_test.avi").string();
+  const std::string make = std::string(VLCACHE_SCRIPTS) + "/make_patrol_clip.sh " + clip + " 100 20 > /dev/null";
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  const std::string summary = (std::filesystem::temp_directory_path() / "vlcache_views_summary.json").string();
+  const std::string toml = R"(
+    [pipeline]
+    drop_policy = "block"
+    max_in_flight = 3
+    shards = 3
+    progress_seconds = 0
+    [input]
+    image_size = 32
+    patch_size = 8
+    [views]
+    keep = 2
+    [encoder]
+    model = "tiny"
+    batch_tokens = 24
+    [[camera]]
+    name = "ptz0"
+    source = ")" + clip + R"("
+    [[camera]]
+    name = "ptz1"
+    source = ")" + clip + R"("
+    start_frame = 10
+  )";
+  auto parsed = parse_pipeline(toml, "inline");
+  ASSERT_TRUE(parsed.ok()) << parsed.errors.front();
+  const auto& spec = parsed.spec;
+  ASSERT_TRUE(spec.cache.views);
+  std::mutex m;
+  std::map<std::pair<std::string, std::uint64_t>, std::vector<float>> piped;
+  run_options options{summary, false};
+  options.on_tokens = [&](const std::string& stream, std::uint64_t seq, const tensor_handle& t) {
+    std::lock_guard<std::mutex> lock(m);
+    piped[{stream, seq}] = t.to_vector();
+  };
+  ASSERT_EQ(run_pipeline(spec, options), 0);
+  ASSERT_EQ(piped.size(), 190u);
+
+  auto encoder = std::move(*vision_encoder::load("tiny", encoder_options{}));
+  auto step = *cache_step::make(spec.cache.grid, spec.cache.gate, spec.drift, *spec.cache.views);
+  const auto engine = *signature_engine::make(spec.cache.grid);
+  std::uint64_t restored = 0;
+  for (std::size_t c = 0; c < spec.cameras.size(); ++c) {
+    const auto& cam = spec.cameras[c];
+    auto video = std::move(*connectors::video_reader::open({cam.source, cam.fps, cam.start_frame, cam.max_frames}));
+    std::uint64_t seq = 0;
+    for (auto frame = video->read(); frame; frame = video->read(), ++seq) {
+      auto pre = preprocess(frame->view, spec.cache.preprocess);
+      ASSERT_TRUE(pre);
+      auto sigs = engine.compute(image_view{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb});
+      auto out = step.run(*encoder, {{static_cast<stream_id>(c), seq, &*sigs, pre->pixels.data()}});
+      ASSERT_TRUE(out) << out.err().message;
+      const auto expected_tokens = (*out)[0].features.to_vector();
+      const auto it = piped.find({cam.name, seq});
+      ASSERT_NE(it, piped.end()) << cam.name << " frame " << seq;
+      double worst = 0, scale = 0;
+      for (std::size_t i = 0; i < expected_tokens.size(); ++i) {
+        worst = std::max(worst, std::fabs(double(it->second[i]) - expected_tokens[i]));
+        scale = std::max(scale, std::fabs(double(expected_tokens[i])));
+      }
+      EXPECT_LE(worst, 1e-5 * scale) << cam.name << " frame " << seq;
+    }
+    restored += step.views(static_cast<stream_id>(c))->restored();
+  }
+  EXPECT_GE(restored, 3u) << "the patrol goes back to kept views";
+  // The pipeline counted the same cuts and restores per camera.
+  const auto j = nlohmann::json::parse(std::ifstream(summary));
+  std::uint64_t piped_restored = 0;
+  for (const auto& st : j["streams"]) {
+    const stream_id c = st["name"] == "ptz0" ? 0 : 1;
+    EXPECT_EQ(st["view_cuts"].get<std::uint64_t>(), step.views(c)->cuts()) << st["name"];
+    piped_restored += st["views_restored"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(piped_restored, restored);
+  EXPECT_TRUE(j["accounted"].get<bool>());
+  std::filesystem::remove(clip);
+  std::filesystem::remove(summary);
 }
 
 // A paced camera reads at its rate (a file behaves like a live camera) and,

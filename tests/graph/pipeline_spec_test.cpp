@@ -123,6 +123,9 @@ TEST(pipeline_spec, encoder_keys_the_remote_node_owns_are_refused) {
   EXPECT_TRUE(has(r, "[index]: the remote node holds the token stores")) << all(r);
   EXPECT_TRUE(has(r, "[encoder].layer_tolerance: the remote node runs the encoder")) << all(r);
   EXPECT_TRUE(has(r, "[fidelity].shadow_every: the checks run the full forward beside the cached one")) << all(r);
+  auto views = parse_pipeline("[encoder]\nremote = \"127.0.0.1:5600\"\n[views]\n[[camera]]\nsource = \"" + video + "\"\n",
+                              "inline");
+  EXPECT_TRUE(has(views, "[views]: view memory keeps token stores under ids of their own")) << all(views);
   auto local = parse_pipeline("[encoder]\nlayer_tolerance = 0.1\n[index]\ncapacity_mb = 8\neviction = \"lfu\"\n"
                               "[[camera]]\nsource = \"" + video + "\"\n", "inline");
   ASSERT_TRUE(local.ok()) << all(local);
