@@ -6,14 +6,9 @@
 
 namespace vlcache::actors {
 
-caf::behavior cache_shard(caf::stateful_actor<cache_shard_state>* self, patch_grid grid,
-                          gate_thresholds thresholds, int first, int last) {
-  auto gate = reference_gate::make(grid, thresholds);
-  if (!gate) {
-    self->quit(to_caf_error(gate.err()));
-    return {};
-  }
-  self->state.gate = std::make_unique<reference_gate>(std::move(*gate));
+cache_shard_actor::behavior_type cache_shard(cache_shard_actor::stateful_pointer<cache_shard_state> self,
+                                             reference_gate gate, int first, int last) {
+  self->state.gate = std::make_unique<reference_gate>(std::move(gate));
   self->state.first = first;
   self->state.last = last;
   return {
@@ -25,7 +20,7 @@ caf::behavior cache_shard(caf::stateful_actor<cache_shard_state>* self, patch_gr
         return shard_decision{std::make_shared<const gate_decision>(std::move(*d))};
       },
       [self](const view_change& m) { apply_view_action(*self->state.gate, m.stream, m.action); },
-      [self](const commit_positions& c) {
+      [self](const commit_positions& c) -> void {
         auto& s = self->state;
         std::vector<int> mine;
         for (int p : *c.positions)
@@ -33,7 +28,7 @@ caf::behavior cache_shard(caf::stateful_actor<cache_shard_state>* self, patch_gr
         if (auto st = s.gate->commit(c.stream, *c.signatures, mine, c.seq); !st)
           caf::aout(self) << "cache shard: stream " << c.stream << " frame " << c.seq << ": " << st.err().message << "\n";
       },
-      [self](const invalidate_positions& m) {
+      [self](const invalidate_positions& m) -> void {
         auto& s = self->state;
         std::vector<int> mine;
         for (int p : *m.positions)

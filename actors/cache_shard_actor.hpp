@@ -14,12 +14,17 @@
 ///   view_change                -> the stream's references follow its views
 ///   (end_stream_atom, stream)  -> frees the stream's references
 
-#include <caf/behavior.hpp>
+#include <caf/replies_to.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
 
 #include "actors/frame_messages.hpp"
 
 namespace vlcache::actors {
+
+using cache_shard_actor = caf::typed_actor<caf::replies_to<decide_atom, frame_job>::with<shard_decision>,
+                                           caf::reacts_to<commit_positions>, caf::reacts_to<invalidate_positions>,
+                                           caf::reacts_to<view_change>, caf::reacts_to<end_stream_atom, stream_id>>;
 
 struct cache_shard_state {
   std::unique_ptr<reference_gate> gate;
@@ -27,8 +32,8 @@ struct cache_shard_state {
   static inline const char* name = "cache_shard";
 };
 
-/// `gate` must be valid for the pipeline's grid.
-caf::behavior cache_shard(caf::stateful_actor<cache_shard_state>* self, patch_grid grid,
-                          gate_thresholds thresholds, int first, int last);
+/// Judges positions [first, last) of every stream with `gate`.
+cache_shard_actor::behavior_type cache_shard(cache_shard_actor::stateful_pointer<cache_shard_state> self,
+                                             reference_gate gate, int first, int last);
 
 }  // namespace vlcache::actors

@@ -347,7 +347,7 @@ void schedule(self_ptr self) {
 }  // namespace
 
 caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_settings settings,
-                           std::vector<hasher_actor> hashers, std::vector<caf::actor> shards,
+                           std::vector<hasher_actor> hashers, std::vector<cache_shard_actor> shards,
                            caf::actor encoder, caf::actor monitor) {
   auto& s = self->state;
   s.settings = std::move(settings);

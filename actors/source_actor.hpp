@@ -36,6 +36,7 @@
 #include <optional>
 
 #include "actors/frame_messages.hpp"
+#include "actors/cache_shard_actor.hpp"
 #include "actors/hasher_actor.hpp"
 #include "core/drift_policy.hpp"
 #include "connectors/image_file.hpp"
@@ -99,7 +100,7 @@ struct source_state {
   source_settings settings;
   std::unique_ptr<connectors::video_reader> reader;
   std::vector<hasher_actor> hashers;
-  std::vector<caf::actor> shards;
+  std::vector<cache_shard_actor> shards;
   caf::actor encoder, monitor;
   std::deque<frame_job> queue;
   // Hashers and shards run in parallel, so frames can come back out of
@@ -126,7 +127,7 @@ struct source_state {
 };
 
 caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_settings settings,
-                           std::vector<hasher_actor> hashers, std::vector<caf::actor> shards,
+                           std::vector<hasher_actor> hashers, std::vector<cache_shard_actor> shards,
                            caf::actor encoder, caf::actor monitor);
 
 }  // namespace vlcache::actors

@@ -122,7 +122,8 @@ struct stage_id {
 struct pipeline_graph {
   caf::actor encoder, reassembly, ingest;
   actors::reassembly_links routing;
-  std::vector<caf::actor> sinks, shards, sources;
+  std::vector<caf::actor> sinks, sources;
+  std::vector<actors::cache_shard_actor> shards;
   std::vector<actors::hasher_actor> hashers;
   std::shared_ptr<connectors::live_view> view;
   std::unique_ptr<connectors::request_server> requests;
@@ -258,7 +259,12 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   const int rows = grid.side(), count = std::min(spec.flow.shards, rows);
   for (int i = 0; i < count; ++i) {
     const int r0 = rows * i / count, r1 = rows * (i + 1) / count;
-    shards.push_back(sys.spawn(actors::cache_shard, grid, spec.cache.gate, r0 * rows, r1 * rows));
+    auto gate = reference_gate::make(grid, spec.cache.gate);
+    if (!gate) {  // validate() checked the thresholds: not expected
+      std::fprintf(stderr, "error: [gate]: %s\n", gate.err().message.c_str());
+      return false;
+    }
+    shards.push_back(sys.spawn(actors::cache_shard, std::move(*gate), r0 * rows, r1 * rows));
   }
   actors::encoder_settings es;
   es.batch_tokens = spec.encoder.batch_tokens;
@@ -301,7 +307,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
 
   // Supervision: a stage that dies stops the run with a clear message
   // instead of leaving it waiting for frames that will never come.
-  auto watch = [&](const caf::actor& a, stage_id id) {
+  auto watch = [&](const auto& a, stage_id id) {
     runner->monitor(a);
     g.stages[a.address()] = std::move(id);
   };
