@@ -11,9 +11,14 @@
 namespace vlcache::actors {
 namespace {
 
+// The stages downstream (reassembly), the sources and the remote nodes are
+// dynamically typed: a typed actor reaches them with anon_send (messages to
+// one receiver stay in the order sent).
+using encoder_self = encoder_actor::stateful_pointer<encoder_state>;
+
 /// A shadow check: the full forward of the frame against its cached tokens;
 /// below the floor, the stream's source is told to recompute everything.
-void check(caf::stateful_actor<encoder_state>* self, const frame_job& job, const frame_result& r) {
+void check(encoder_self self, const frame_job& job, const frame_result& r) {
   auto& s = self->state;
   const auto started = steady::now();
   auto full = s.encoder->encode_full({job.image->pixels.data()});
@@ -29,7 +34,7 @@ void check(caf::stateful_actor<encoder_state>* self, const frame_job& job, const
   c.last_mean = agree.cosine_mean;
   if (agree.cosine_mean < s.settings.shadow.min_cosine) {
     ++c.refreshes;
-    self->send(job.source, refresh_atom::value, job.tag.seq);
+    caf::anon_send(job.source, refresh_atom::value, job.tag.seq);
   }
 }
 
@@ -38,7 +43,7 @@ void check(caf::stateful_actor<encoder_state>* self, const frame_job& job, const
 /// one a second to one in 8 s (an attempt on a hung node blocks this thread
 /// for its timeout, so it must not come every batch). Its token stores are
 /// gone with it, so each stream's next frame runs in full there.
-bool reach_node(caf::stateful_actor<encoder_state>* self, std::size_t index) {
+bool reach_node(encoder_self self, std::size_t index) {
   auto& s = self->state;
   auto& n = s.nodes[index];
   if (!n.down) return true;
@@ -96,7 +101,7 @@ std::string where(const encoder_state& s, std::size_t home) {
 /// (its next frame then runs in full there). While no node works, the local
 /// fallback when there is one (`local_home`; the stream goes back to a node
 /// as soon as one works), else none.
-std::optional<std::size_t> node_for(caf::stateful_actor<encoder_state>* self, stream_id stream) {
+std::optional<std::size_t> node_for(encoder_self self, stream_id stream) {
   auto& s = self->state;
   auto it = s.home.find(stream);
   if (it != s.home.end() && it->second != encoder_state::local_home && reach_node(self, it->second))
@@ -120,7 +125,7 @@ std::optional<std::size_t> node_for(caf::stateful_actor<encoder_state>* self, st
 /// fullest working node to the emptiest until they differ by at most one;
 /// each moved stream frees its store on the old node and runs its next frame
 /// in full on the new one.
-void rebalance(caf::stateful_actor<encoder_state>* self) {
+void rebalance(encoder_self self) {
   auto& s = self->state;
   for (std::size_t i = 0; i < s.nodes.size(); ++i) (void)reach_node(self, i);  // a node back joins (1 try/s)
   for (;;) {
@@ -132,7 +137,7 @@ void rebalance(caf::stateful_actor<encoder_state>* self) {
     }
     if (!most || streams_on(s, *most) <= streams_on(s, *least) + 1) return;
     auto moved = std::find_if(s.home.begin(), s.home.end(), [&](const auto& h) { return h.second == *most; });
-    self->send(s.nodes[*most].actor, end_stream_atom::value, moved->first);
+    caf::anon_send(s.nodes[*most].actor, end_stream_atom::value, moved->first);
     moved->second = *least;
     s.full_next.insert(moved->first);
   }
@@ -140,7 +145,7 @@ void rebalance(caf::stateful_actor<encoder_state>* self) {
 
 /// Runs the batch where it belongs; one result per pending frame (an error
 /// for the frames whose node failed or is unreachable).
-std::vector<expected<frame_result>> run_batch(caf::stateful_actor<encoder_state>* self) {
+std::vector<expected<frame_result>> run_batch(encoder_self self) {
   auto& s = self->state;
   const std::size_t n = s.pending.size();
   std::vector<expected<frame_result>> out(n, error{errc::io_error, "not run"});
@@ -223,7 +228,7 @@ std::vector<expected<frame_result>> run_batch(caf::stateful_actor<encoder_state>
   return out;
 }
 
-void flush(caf::stateful_actor<encoder_state>* self) {
+void flush(encoder_self self) {
   auto& s = self->state;
   ++s.batch_id;  // any timer armed for the old batch is now stale
   if (s.pending.empty()) return;
@@ -239,7 +244,7 @@ void flush(caf::stateful_actor<encoder_state>* self) {
       // store): its source resets its references, and frames it planned
       // before hearing of it fail here until a full one comes.
       s.lost.insert(job.tag.stream);
-      self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
+      caf::anon_send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
       failed = true;
       continue;
     }
@@ -255,7 +260,7 @@ void flush(caf::stateful_actor<encoder_state>* self) {
     if (s.encoder && s.nodes.empty() && shadow_due(s.settings.shadow, index, s.shadow_seconds, s.busy_seconds))
       check(self, job, r);
     auto positions = std::make_shared<const std::vector<int>>(job.plan->positions);
-    self->send(s.next, encoded_frame{std::move(job), r.features, std::move(positions), r.computed, r.full, now});
+    caf::anon_send(s.next, encoded_frame{std::move(job), r.features, std::move(positions), r.computed, r.full, now});
   }
   if (failed && s.nodes.empty()) caf::aout(self) << "encoder: batch failed: " << results.front().err().message << "\n";
   ++s.batches;
@@ -265,8 +270,8 @@ void flush(caf::stateful_actor<encoder_state>* self) {
 
 }  // namespace
 
-caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_backend backend,
-                            encoder_settings settings, caf::actor next) {
+encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend backend, encoder_settings settings,
+                                           caf::actor next) {
   auto& s = self->state;
   s.encoder = std::move(backend.local);
   for (auto& n : backend.nodes) {
@@ -294,7 +299,7 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
             break;
           }
         if (!job.plan || (s.lost.count(job.tag.stream) != 0 && !job.plan->full)) {
-          self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
+          caf::anon_send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
           return;
         }
         s.lost.erase(job.tag.stream);
@@ -358,12 +363,12 @@ caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_ba
           s.encoder->end_stream(stream);
         } else if (auto h = s.home.find(stream); h != s.home.end()) {
           if (h->second == encoder_state::local_home) s.encoder->end_stream(stream);
-          else self->send(s.nodes[h->second].actor, end_stream_atom::value, stream);
+          else caf::anon_send(s.nodes[h->second].actor, end_stream_atom::value, stream);
           s.home.erase(h);
         }
         s.full_next.erase(stream);
         self->state.lost.erase(stream);
-        self->send(self->state.next, end_stream_atom::value, stream);  // after the stream's last frame
+        caf::anon_send(self->state.next, end_stream_atom::value, stream);  // after the stream's last frame
       },
   };
 }

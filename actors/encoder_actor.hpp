@@ -19,7 +19,9 @@
 
 #include <atomic>
 #include <caf/behavior.hpp>
+#include <caf/replies_to.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
 #include <map>
 #include <set>
 
@@ -161,8 +163,15 @@ struct encoder_backend {
   int image_size = 0;
 };
 
-caf::behavior encoder_actor(caf::stateful_actor<encoder_state>* self, encoder_backend backend,
-                            encoder_settings settings, caf::actor next);
+/// What the probe asks of the encoder: its counters.
+using encoder_stats_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<encoder_counters>>;
+using encoder_actor =
+    encoder_stats_actor::extend<caf::reacts_to<frame_job>, caf::reacts_to<flush_atom, std::uint64_t>,
+                                caf::reacts_to<view_change>, caf::reacts_to<end_stream_atom, stream_id>>;
+
+/// Spawn detached: `system.spawn<caf::detached>(batch_encoder, ...)`.
+encoder_actor::behavior_type batch_encoder(encoder_actor::stateful_pointer<encoder_state> self,
+                                           encoder_backend backend, encoder_settings settings, caf::actor next);
 
 }  // namespace vlcache::actors
 

@@ -18,7 +18,7 @@ struct open_stream {
 }  // namespace
 
 void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vector<hasher_actor> hashers,
-                  std::vector<cache_shard_actor> shards, caf::actor encoder, caf::actor monitor) {
+                  std::vector<cache_shard_actor> shards, encoder_actor encoder, caf::actor monitor) {
   ingest_counters counters;
   auto socket = connectors::frame_puller::open(settings.endpoint, settings.bind, settings.curve);
   if (!socket) {

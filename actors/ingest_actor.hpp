@@ -44,7 +44,7 @@ using new_stream_atom = caf::atom_constant<caf::atom("newstream")>;
 using ingest_done_atom = caf::atom_constant<caf::atom("ingestdn")>;
 
 void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vector<hasher_actor> hashers,
-                  std::vector<cache_shard_actor> shards, caf::actor encoder, caf::actor monitor);
+                  std::vector<cache_shard_actor> shards, encoder_actor encoder, caf::actor monitor);
 
 }  // namespace vlcache::actors
 

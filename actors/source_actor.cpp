@@ -348,7 +348,7 @@ void schedule(self_ptr self) {
 
 caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_settings settings,
                            std::vector<hasher_actor> hashers, std::vector<cache_shard_actor> shards,
-                           caf::actor encoder, caf::actor monitor) {
+                           encoder_actor encoder, caf::actor monitor) {
   auto& s = self->state;
   s.settings = std::move(settings);
   s.hashers = std::move(hashers);

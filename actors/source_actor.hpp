@@ -37,6 +37,7 @@
 
 #include "actors/frame_messages.hpp"
 #include "actors/cache_shard_actor.hpp"
+#include "actors/encoder_actor.hpp"
 #include "actors/hasher_actor.hpp"
 #include "core/drift_policy.hpp"
 #include "connectors/image_file.hpp"
@@ -101,7 +102,8 @@ struct source_state {
   std::unique_ptr<connectors::video_reader> reader;
   std::vector<hasher_actor> hashers;
   std::vector<cache_shard_actor> shards;
-  caf::actor encoder, monitor;
+  encoder_actor encoder;
+  caf::actor monitor;
   std::deque<frame_job> queue;
   // Hashers and shards run in parallel, so frames can come back out of
   // order: they wait here until every earlier dispatched frame went on.
@@ -128,7 +130,7 @@ struct source_state {
 
 caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_settings settings,
                            std::vector<hasher_actor> hashers, std::vector<cache_shard_actor> shards,
-                           caf::actor encoder, caf::actor monitor);
+                           encoder_actor encoder, caf::actor monitor);
 
 }  // namespace vlcache::actors
 

@@ -10,7 +10,7 @@ namespace vlcache::graph {
 
 pipeline_probe::pipeline_probe(caf::actor_system& sys, std::string pipeline) : sys_(sys), pipeline_(std::move(pipeline)) {}
 
-void pipeline_probe::set_stages(caf::actor encoder, caf::actor reassembly, caf::actor answerer) {
+void pipeline_probe::set_stages(actors::encoder_stats_actor encoder, caf::actor reassembly, caf::actor answerer) {
   std::lock_guard<std::mutex> lock(mutex_);
   encoder_ = std::move(encoder);
   reassembly_ = std::move(reassembly);
@@ -30,7 +30,8 @@ void pipeline_probe::source_finished(const actors::source_counters& counters) {
 pipeline_snapshot pipeline_probe::collect(std::chrono::milliseconds timeout) {
   std::vector<caf::actor> sources;
   std::map<stream_id, actors::source_counters> finished;
-  caf::actor encoder, reassembly, answerer;
+  actors::encoder_stats_actor encoder;
+  caf::actor reassembly, answerer;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     sources = sources_;

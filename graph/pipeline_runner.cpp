@@ -120,7 +120,8 @@ struct stage_id {
 
 /// The spawned, wired graph.
 struct pipeline_graph {
-  caf::actor encoder, reassembly, ingest;
+  actors::encoder_actor encoder;
+  caf::actor reassembly, ingest;
   actors::reassembly_links routing;
   std::vector<caf::actor> sinks, sources;
   std::vector<actors::cache_shard_actor> shards;
@@ -274,8 +275,8 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   es.stopping = g.stopping;
   // The encoder computes for a long time per message: its own thread keeps
   // it from starving the scheduler that decodes, hashes and gates.
-  g.encoder = sys.spawn<caf::detached>(actors::encoder_actor, backend, es, reassembly);
-  const caf::actor enc = g.encoder;
+  g.encoder = sys.spawn<caf::detached>(actors::batch_encoder, backend, es, reassembly);
+  const actors::encoder_actor enc = g.encoder;
 
   auto engine = std::make_shared<const signature_engine>(
       *signature_engine::make(grid, spec.cache.gate.noise_factor.has_value()));

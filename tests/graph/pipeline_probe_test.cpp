@@ -20,7 +20,16 @@ caf::behavior silent_stage(caf::event_based_actor* self, std::shared_ptr<std::ve
   }};
 }
 
-caf::behavior answering_encoder(caf::event_based_actor*) {
+/// The same for the encoder's typed stats contract.
+actors::encoder_stats_actor::behavior_type silent_encoder(actors::encoder_stats_actor::pointer self,
+                                                          std::shared_ptr<std::vector<caf::response_promise>> held) {
+  return {[self, held](actors::stats_atom) -> caf::result<actors::encoder_counters> {
+    held->push_back(self->make_response_promise());
+    return held->back();
+  }};
+}
+
+actors::encoder_stats_actor::behavior_type answering_encoder() {
   return {[](actors::stats_atom) {
     actors::encoder_counters c;
     c.frames = 10;
@@ -37,7 +46,7 @@ struct probe_fixture : ::testing::Test {
 
 TEST_F(probe_fixture, a_stage_that_does_not_answer_is_named_not_counted_as_zero) {
   auto held = std::make_shared<std::vector<caf::response_promise>>();
-  auto encoder = sys.spawn(silent_stage, held);
+  auto encoder = sys.spawn(silent_encoder, held);
   auto answerer = sys.spawn(silent_stage, held);
   pipeline_probe probe(sys, "p");
   probe.set_stages(encoder, caf::actor{}, answerer);
