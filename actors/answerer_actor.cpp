@@ -46,7 +46,9 @@ void account(answerer_state& s, const answer_record& r) {
   s.counters.correct += r.correct();
 }
 
-void schedule(caf::stateful_actor<answerer_state>* self) {
+using answerer_self = answerer_actor::stateful_pointer<answerer_state>;
+
+void schedule(answerer_self self) {
   auto& s = self->state;
   if (s.scheduled || (s.pending.empty() && s.on_demand.empty())) return;
   s.scheduled = true;
@@ -55,8 +57,8 @@ void schedule(caf::stateful_actor<answerer_state>* self) {
 
 }  // namespace
 
-caf::behavior answerer_actor(caf::stateful_actor<answerer_state>* self, std::shared_ptr<answerer> llm,
-                             answerer_settings settings, std::vector<caf::actor> sinks) {
+answerer_actor::behavior_type llm_answerer(answerer_self self, std::shared_ptr<answerer> llm,
+                                           answerer_settings settings, std::vector<sink_actor> sinks) {
   self->state.llm = std::move(llm);
   self->state.settings = std::move(settings);
   self->state.sinks = std::move(sinks);
@@ -73,7 +75,7 @@ caf::behavior answerer_actor(caf::stateful_actor<answerer_state>* self, std::sha
         if (static_cast<int>(s.on_demand.size()) >= s.settings.max_on_demand)
           return to_caf_error({errc::capacity, "the answerer has " + std::to_string(s.on_demand.size()) +
                                                    " questions waiting; ask again later"});
-        auto rp = self->make_response_promise();
+        auto rp = self->make_response_promise<answer_record>();
         s.on_demand.emplace_back(std::move(job), rp);
         schedule(self);
         return rp;

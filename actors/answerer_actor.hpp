@@ -14,43 +14,22 @@
 ///   end_stream_atom, stream_id        -> frees the stream's KV
 ///   stats_atom                        -> replies answerer_counters
 
-#include <caf/behavior.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 #include <deque>
 #include <map>
 #include <memory>
 
-#include "actors/frame_messages.hpp"
+#include "actors/answer_messages.hpp"
+#include "actors/sink_actor.hpp"
 #include "core/answer.hpp"
 #include "core/answerer.hpp"
 #include "core/latency_histogram.hpp"
 #include "core/scene_questions.hpp"
 
 namespace vlcache::actors {
-
-/// A frame to answer about.
-struct answer_job {
-  frame_tag tag;
-  tensor_handle features;
-  double changed_share = 1.0;
-  double encode_ms = 0.0;
-  steady::time_point read_at;
-  std::string question;  ///< empty: the configured one
-  std::shared_ptr<const scene_question> known;  ///< the question's known answer (scene cameras), or none
-};
-
-/// What a sink receives for an answer.
-struct answer_record {
-  frame_tag tag;
-  answer result;
-  bool on_demand = false;
-  double encode_ms = 0.0;
-  double total_ms = 0.0;  ///< from the frame's read to the answer
-  std::uint64_t kv_bytes = 0;
-  std::shared_ptr<const scene_question> known;  ///< what the scene says the answer is, or none
-  [[nodiscard]] bool correct() const noexcept { return known && answer_matches(result.text, known->answer); }
-};
 
 struct answerer_counters {
   std::uint64_t answered = 0, on_demand = 0, superseded = 0, failed = 0;
@@ -70,22 +49,27 @@ struct answerer_settings {
 struct answerer_state {
   std::shared_ptr<answerer> llm;
   answerer_settings settings;
-  std::vector<caf::actor> sinks;
+  std::vector<sink_actor> sinks;
   std::map<stream_id, answer_job> pending;
-  std::deque<std::pair<answer_job, caf::response_promise>> on_demand;
+  std::deque<std::pair<answer_job, caf::typed_response_promise<answer_record>>> on_demand;
   bool scheduled = false;
   answerer_counters counters;
   static inline const char* name = "answerer";
 };
 
-caf::behavior answerer_actor(caf::stateful_actor<answerer_state>* self, std::shared_ptr<answerer> llm,
-                             answerer_settings settings, std::vector<caf::actor> sinks);
-
-using ask_atom = caf::atom_constant<caf::atom("ask")>;
 using work_atom = caf::atom_constant<caf::atom("work")>;
+
+/// What the probe asks of the answerer: its counters.
+using answerer_stats_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<answerer_counters>>;
+using answerer_actor =
+    answerer_stats_actor::extend<caf::reacts_to<answer_job>, caf::replies_to<ask_atom, answer_job>::with<answer_record>,
+                                 caf::reacts_to<work_atom>, caf::reacts_to<end_stream_atom, stream_id>>;
+
+/// Spawn detached: `system.spawn<caf::detached>(llm_answerer, ...)`.
+answerer_actor::behavior_type llm_answerer(answerer_actor::stateful_pointer<answerer_state> self,
+                                           std::shared_ptr<answerer> llm, answerer_settings settings,
+                                           std::vector<sink_actor> sinks);
 
 }  // namespace vlcache::actors
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::answer_job)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::answer_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::answerer_counters)

@@ -11,9 +11,8 @@
 namespace vlcache::actors {
 namespace {
 
-// The stages downstream (reassembly), the sources and the remote nodes are
-// dynamically typed: a typed actor reaches them with anon_send (messages to
-// one receiver stay in the order sent).
+// The sources and the remote nodes are dynamically typed: a typed actor
+// reaches them with anon_send (messages to one receiver stay in the order sent).
 using encoder_self = encoder_actor::stateful_pointer<encoder_state>;
 
 /// A shadow check: the full forward of the frame against its cached tokens;
@@ -260,7 +259,7 @@ void flush(encoder_self self) {
     if (s.encoder && s.nodes.empty() && shadow_due(s.settings.shadow, index, s.shadow_seconds, s.busy_seconds))
       check(self, job, r);
     auto positions = std::make_shared<const std::vector<int>>(job.plan->positions);
-    caf::anon_send(s.next, encoded_frame{std::move(job), r.features, std::move(positions), r.computed, r.full, now});
+    self->send(s.next, encoded_frame{std::move(job), r.features, std::move(positions), r.computed, r.full, now});
   }
   if (failed && s.nodes.empty()) caf::aout(self) << "encoder: batch failed: " << results.front().err().message << "\n";
   ++s.batches;
@@ -271,7 +270,7 @@ void flush(encoder_self self) {
 }  // namespace
 
 encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend backend, encoder_settings settings,
-                                           caf::actor next) {
+                                           reassembly_actor next) {
   auto& s = self->state;
   s.encoder = std::move(backend.local);
   for (auto& n : backend.nodes) {
@@ -368,7 +367,7 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
         }
         s.full_next.erase(stream);
         self->state.lost.erase(stream);
-        caf::anon_send(self->state.next, end_stream_atom::value, stream);  // after the stream's last frame
+        self->send(self->state.next, end_stream_atom::value, stream);  // after the stream's last frame
       },
   };
 }

@@ -12,8 +12,8 @@ double ms(steady::time_point a, steady::time_point b) {
 }
 }  // namespace
 
-caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks,
-                               reassembly_links links) {
+reassembly_actor::behavior_type reassembly(reassembly_actor::stateful_pointer<reassembly_state> self,
+                                           std::vector<sink_actor> sinks, reassembly_links links) {
   self->state.sinks = std::move(sinks);
   self->state.answerer = std::move(links.answerer);
   self->state.policy = std::make_unique<answer_policy>(links.policy);
@@ -67,11 +67,12 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
           s.latest[tag.stream_name] = std::move(job);
         }
         // The credit goes back once every sink has written the frame, so a
-        // slow sink holds its camera back instead of growing a queue.
+        // slow sink holds its camera back instead of growing a queue. (The
+        // sources are dynamically typed: reached with anon_send.)
         auto source = f.job.source;
         const auto seq = tag.seq;
         if (s.sinks.empty()) {
-          self->send(source, done_atom::value, seq, frame_outcome::encoded);
+          caf::anon_send(source, done_atom::value, seq, frame_outcome::encoded);
           return;
         }
         auto waiting = std::make_shared<std::size_t>(s.sinks.size());
@@ -81,14 +82,14 @@ caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std:
               .then(
                   [self, source, seq, waiting, failed]() {
                     if (--*waiting == 0)
-                      self->send(source, done_atom::value, seq, *failed ? frame_outcome::failed : frame_outcome::encoded);
+                      caf::anon_send(source, done_atom::value, seq, *failed ? frame_outcome::failed : frame_outcome::encoded);
                   },
                   [self, source, seq, waiting, failed](const caf::error&) {
                     *failed = true;
-                    if (--*waiting == 0) self->send(source, done_atom::value, seq, frame_outcome::failed);
+                    if (--*waiting == 0) caf::anon_send(source, done_atom::value, seq, frame_outcome::failed);
                   });
       },
-      [self](ask_atom, const std::string& stream, const std::string& question) -> caf::result<caf::message> {
+      [self](ask_atom, const std::string& stream, const std::string& question) -> caf::result<answer_record> {
         auto& s = self->state;
         if (!s.answerer) return to_caf_error({errc::invalid_config, "this pipeline has no [llm] section"});
         auto it = s.latest.find(stream);

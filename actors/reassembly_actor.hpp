@@ -15,22 +15,20 @@
 ///   end_stream_atom, stream_id -> forgets the stream (and tells the answerer)
 ///   stats_atom                 -> replies latency_report
 
-#include <caf/behavior.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
 #include <functional>
 #include <map>
 
 #include "actors/answerer_actor.hpp"
 #include "actors/frame_messages.hpp"
+#include "actors/sink_actor.hpp"
 #include "connectors/frame_json.hpp"
 #include "connectors/live_view.hpp"
 #include "core/answer_policy.hpp"
 #include "core/latency_histogram.hpp"
 
 namespace vlcache::actors {
-
-/// What a sink receives about an encoded frame (its line: connectors/).
-using frame_record = connectors::frame_record;
 
 struct latency_report {
   std::map<std::string, latency_histogram> stage_ms;  ///< hash, gate, encode, end_to_end
@@ -40,7 +38,7 @@ struct latency_report {
 
 /// Where reassembly hands frames besides the sinks.
 struct reassembly_links {
-  caf::actor answerer;  ///< invalid: no language model
+  answerer_actor answerer;  ///< invalid: no language model
   answer_policy_config policy;
   /// The live view's tap (cheap: keeps a pointer at most a few times a second); empty: none.
   std::function<void(connectors::view_frame)> view;
@@ -50,8 +48,8 @@ struct reassembly_links {
 };
 
 struct reassembly_state {
-  std::vector<caf::actor> sinks;
-  caf::actor answerer;
+  std::vector<sink_actor> sinks;
+  answerer_actor answerer;
   std::unique_ptr<answer_policy> policy;
   std::function<void(connectors::view_frame)> view;
   std::function<void(const frame_tag&, const tensor_handle&)> tokens;
@@ -61,10 +59,15 @@ struct reassembly_state {
   static inline const char* name = "reassembly";
 };
 
-caf::behavior reassembly_actor(caf::stateful_actor<reassembly_state>* self, std::vector<caf::actor> sinks,
-                               reassembly_links links);
+/// What the probe asks of reassembly: its latencies.
+using reassembly_stats_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<latency_report>>;
+using reassembly_actor = reassembly_stats_actor::extend<
+    caf::reacts_to<encoded_frame>, caf::replies_to<ask_atom, std::string, std::string>::with<answer_record>,
+    caf::reacts_to<end_stream_atom, stream_id>>;
+
+reassembly_actor::behavior_type reassembly(reassembly_actor::stateful_pointer<reassembly_state> self,
+                                           std::vector<sink_actor> sinks, reassembly_links links);
 
 }  // namespace vlcache::actors
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::connectors::frame_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::latency_report)

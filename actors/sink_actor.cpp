@@ -20,7 +20,8 @@ std::string answer_line(const answer_record& r) {
   return connectors::answer_json_line(r.result, from);
 }
 
-caf::behavior sink_actor(caf::stateful_actor<sink_state>* self, std::shared_ptr<connectors::line_sink> out) {
+sink_actor::behavior_type line_writer(sink_actor::stateful_pointer<sink_state> self,
+                                      std::shared_ptr<connectors::line_sink> out) {
   return {
       [self, out](const frame_record& r) {
         out->write(r.stream_name, connectors::frame_json_line(r));

@@ -8,22 +8,31 @@
 ///   frame_record   -> one line; an empty reply once written
 ///   answer_record  -> one line
 
-#include <caf/behavior.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
 
-#include "actors/reassembly_actor.hpp"
+#include "actors/answer_messages.hpp"
+#include "connectors/frame_json.hpp"
 #include "connectors/line_sink.hpp"
 
 namespace vlcache::actors {
+
+/// What a sink receives about an encoded frame (its line: connectors/).
+using frame_record = connectors::frame_record;
+
+using sink_actor = caf::typed_actor<caf::reacts_to<frame_record>, caf::reacts_to<answer_record>>;
 
 struct sink_state {
   std::uint64_t lines = 0;
   static inline const char* name = "sink";
 };
 
-caf::behavior sink_actor(caf::stateful_actor<sink_state>* self, std::shared_ptr<connectors::line_sink> out);
+sink_actor::behavior_type line_writer(sink_actor::stateful_pointer<sink_state> self,
+                                      std::shared_ptr<connectors::line_sink> out);
 
 /// The sink line of an answer record (connectors/answer_json writes it).
 [[nodiscard]] std::string answer_line(const answer_record& r);
 
 }  // namespace vlcache::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::connectors::frame_record)

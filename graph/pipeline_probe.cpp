@@ -10,7 +10,8 @@ namespace vlcache::graph {
 
 pipeline_probe::pipeline_probe(caf::actor_system& sys, std::string pipeline) : sys_(sys), pipeline_(std::move(pipeline)) {}
 
-void pipeline_probe::set_stages(actors::encoder_stats_actor encoder, caf::actor reassembly, caf::actor answerer) {
+void pipeline_probe::set_stages(actors::encoder_stats_actor encoder, actors::reassembly_stats_actor reassembly,
+                                actors::answerer_stats_actor answerer) {
   std::lock_guard<std::mutex> lock(mutex_);
   encoder_ = std::move(encoder);
   reassembly_ = std::move(reassembly);
@@ -31,7 +32,8 @@ pipeline_snapshot pipeline_probe::collect(std::chrono::milliseconds timeout) {
   std::vector<caf::actor> sources;
   std::map<stream_id, actors::source_counters> finished;
   actors::encoder_stats_actor encoder;
-  caf::actor reassembly, answerer;
+  actors::reassembly_stats_actor reassembly;
+  actors::answerer_stats_actor answerer;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     sources = sources_;

@@ -46,7 +46,8 @@ class pipeline_probe {
  public:
   pipeline_probe(caf::actor_system& sys, std::string pipeline);
 
-  void set_stages(actors::encoder_stats_actor encoder, caf::actor reassembly, caf::actor answerer);
+  void set_stages(actors::encoder_stats_actor encoder, actors::reassembly_stats_actor reassembly,
+                  actors::answerer_stats_actor answerer);
   void set_insecure(bool insecure) noexcept { insecure_ = insecure; }
   void add_source(const caf::actor& source);
   /// A source that ended: its final counters stand for it from now on.
@@ -62,7 +63,8 @@ class pipeline_probe {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::mutex mutex_;
   actors::encoder_stats_actor encoder_;
-  caf::actor reassembly_, answerer_;
+  actors::reassembly_stats_actor reassembly_;
+  actors::answerer_stats_actor answerer_;
   std::vector<caf::actor> sources_;
   std::map<stream_id, actors::source_counters> finished_;
 };

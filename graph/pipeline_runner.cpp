@@ -121,9 +121,11 @@ struct stage_id {
 /// The spawned, wired graph.
 struct pipeline_graph {
   actors::encoder_actor encoder;
-  caf::actor reassembly, ingest;
+  actors::reassembly_actor reassembly;
+  caf::actor ingest;
   actors::reassembly_links routing;
-  std::vector<caf::actor> sinks, sources;
+  std::vector<actors::sink_actor> sinks;
+  std::vector<caf::actor> sources;
   std::vector<actors::cache_shard_actor> shards;
   std::vector<actors::hasher_actor> hashers;
   std::shared_ptr<connectors::live_view> view;
@@ -215,10 +217,10 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   }
 
   if (view) outputs.push_back(view);  // the view keeps the latest answers, as a sink
-  for (auto& out : outputs) sinks.push_back(sys.spawn(actors::sink_actor, out));
+  for (auto& out : outputs) sinks.push_back(sys.spawn(actors::line_writer, out));
   if (m.llm) {
     // The answerer computes for seconds per message: its own thread.
-    routing.answerer = sys.spawn<caf::detached>(actors::answerer_actor, m.llm,
+    routing.answerer = sys.spawn<caf::detached>(actors::llm_answerer, m.llm,
                                                 actors::answerer_settings{spec.llm.question, 16, spec.llm.max_batch}, sinks);
     routing.policy = spec.llm.policy;
   }
@@ -231,8 +233,8 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     routing.tokens = [tap = options.on_tokens](const actors::frame_tag& t, const tensor_handle& tokens) {
       tap(t.stream_name, t.seq, tokens);
     };
-  g.reassembly = sys.spawn(actors::reassembly_actor, sinks, routing);
-  const caf::actor reassembly = g.reassembly;
+  g.reassembly = sys.spawn(actors::reassembly, sinks, routing);
+  const actors::reassembly_actor reassembly = g.reassembly;
   if (m.llm && !spec.llm.request_endpoint.empty()) {
     auto server = connectors::request_server::start(
         spec.llm.request_endpoint, [&sys, reassembly](const std::string& stream, const std::string& question) {
@@ -452,7 +454,7 @@ run_outcome supervise(const pipeline_spec& spec, const run_options& options, caf
 
 /// Asks the answerer for its counters, waiting (up to 5 minutes) for the
 /// answers still being computed so the summary counts them.
-actors::answerer_counters wait_for_answers(caf::scoped_actor& runner, const caf::actor& answerer) {
+actors::answerer_counters wait_for_answers(caf::scoped_actor& runner, const actors::answerer_stats_actor& answerer) {
   actors::answerer_counters ac;
   const auto give_up = actors::steady::now() + std::chrono::minutes(5);
   do {

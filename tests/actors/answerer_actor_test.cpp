@@ -22,8 +22,9 @@ struct collected {
   std::vector<answer_record> answers;
 };
 
-caf::behavior collecting_sink(caf::event_based_actor*, std::shared_ptr<collected> out) {
-  return {[out](const answer_record& r) { out->answers.push_back(r); }};
+/// The sink contract, keeping the answers (frame lines are not expected here).
+sink_actor::behavior_type collecting_sink(std::shared_ptr<collected> out) {
+  return {[](const frame_record&) {}, [out](const answer_record& r) { out->answers.push_back(r); }};
 }
 
 answer_job job_for(stream_id stream, int tokens, int width, int ms_ago) {
@@ -38,7 +39,7 @@ answer_job job_for(stream_id stream, int tokens, int width, int ms_ago) {
 
 /// The actor's counters, asked the way the probe asks; then both actors stop.
 std::optional<answerer_counters> counters_then_stop(caf::actor_system& sys, caf::scheduler::test_coordinator& sched,
-                                                    const caf::actor& a, const caf::actor& sink) {
+                                                    const answerer_stats_actor& a, const sink_actor& sink) {
   std::optional<answerer_counters> out;
   sys.spawn([&](caf::event_based_actor* self) {
     self->request(a, caf::infinite, stats_atom::value).then([&](const answerer_counters& c) { out = c; });
@@ -60,7 +61,7 @@ TEST(answerer_actor, more_streams_than_max_batch_are_all_answered_with_their_ima
   auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   auto out = std::make_shared<collected>();
   auto sink = sys.spawn(collecting_sink, out);
-  auto a = sys.spawn(answerer_actor, shared, answerer_settings{"What is in the image?", 16, 2}, std::vector<caf::actor>{sink});
+  auto a = sys.spawn(llm_answerer, shared, answerer_settings{"What is in the image?", 16, 2}, std::vector<sink_actor>{sink});
   sched.run();
   // Six streams wait at once (the actor runs nothing until sched.run()); the
   // oldest frame belongs to stream 6, the newest to stream 1.
@@ -102,7 +103,7 @@ TEST(answerer_actor, answers_with_a_known_truth_are_scored_and_others_are_not) {
   auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   auto out = std::make_shared<collected>();
   auto sink = sys.spawn(collecting_sink, out);
-  auto a = sys.spawn(answerer_actor, shared, answerer_settings{"What is in the image?", 16, 1}, std::vector<caf::actor>{sink});
+  auto a = sys.spawn(llm_answerer, shared, answerer_settings{"What is in the image?", 16, 1}, std::vector<sink_actor>{sink});
   sched.run();
   for (stream_id s : {1, 2, 3}) {
     auto j = job_for(1, 16, width, 10 * static_cast<int>(s));

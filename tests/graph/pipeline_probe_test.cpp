@@ -12,18 +12,20 @@
 namespace vlcache::graph {
 namespace {
 
-/// Takes stats requests and never answers them, like a stage stuck in work.
-caf::behavior silent_stage(caf::event_based_actor* self, std::shared_ptr<std::vector<caf::response_promise>> held) {
+/// Takes stats requests and never answers them, like an encoder stuck in work
+/// (a stage is asked through its typed stats contract).
+actors::encoder_stats_actor::behavior_type silent_encoder(actors::encoder_stats_actor::pointer self,
+                                                          std::shared_ptr<std::vector<caf::response_promise>> held) {
   return {[self, held](actors::stats_atom) -> caf::result<actors::encoder_counters> {
     held->push_back(self->make_response_promise());
     return held->back();
   }};
 }
 
-/// The same for the encoder's typed stats contract.
-actors::encoder_stats_actor::behavior_type silent_encoder(actors::encoder_stats_actor::pointer self,
-                                                          std::shared_ptr<std::vector<caf::response_promise>> held) {
-  return {[self, held](actors::stats_atom) -> caf::result<actors::encoder_counters> {
+/// The same for the answerer's.
+actors::answerer_stats_actor::behavior_type silent_answerer(actors::answerer_stats_actor::pointer self,
+                                                            std::shared_ptr<std::vector<caf::response_promise>> held) {
+  return {[self, held](actors::stats_atom) -> caf::result<actors::answerer_counters> {
     held->push_back(self->make_response_promise());
     return held->back();
   }};
@@ -47,9 +49,9 @@ struct probe_fixture : ::testing::Test {
 TEST_F(probe_fixture, a_stage_that_does_not_answer_is_named_not_counted_as_zero) {
   auto held = std::make_shared<std::vector<caf::response_promise>>();
   auto encoder = sys.spawn(silent_encoder, held);
-  auto answerer = sys.spawn(silent_stage, held);
+  auto answerer = sys.spawn(silent_answerer, held);
   pipeline_probe probe(sys, "p");
-  probe.set_stages(encoder, caf::actor{}, answerer);
+  probe.set_stages(encoder, actors::reassembly_stats_actor{}, answerer);
   actors::source_counters cam;
   cam.name = "gate";
   probe.source_finished(cam);
@@ -67,7 +69,7 @@ TEST_F(probe_fixture, a_stage_that_does_not_answer_is_named_not_counted_as_zero)
 TEST_F(probe_fixture, an_answering_stage_is_counted) {
   auto encoder = sys.spawn(answering_encoder);
   pipeline_probe probe(sys, "p");
-  probe.set_stages(encoder, caf::actor{}, caf::actor{});
+  probe.set_stages(encoder, actors::reassembly_stats_actor{}, actors::answerer_stats_actor{});
   const auto snap = probe.collect(std::chrono::seconds(5));
   EXPECT_TRUE(snap.answered("encoder"));
   EXPECT_EQ(snap.encoder.tokens, 40u);

@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// Messages about answers: the frames handed to the answerer and what the
+/// sinks receive for each answer.
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <memory>
+#include <string>
+
+#include "actors/frame_messages.hpp"
+#include "core/answer.hpp"
+#include "core/scene_questions.hpp"
+
+namespace vlcache::actors {
+
+/// A frame to answer about.
+struct answer_job {
+  frame_tag tag;
+  tensor_handle features;
+  double changed_share = 1.0;
+  double encode_ms = 0.0;
+  steady::time_point read_at;
+  std::string question;  ///< empty: the configured one
+  std::shared_ptr<const scene_question> known;  ///< the question's known answer (scene cameras), or none
+};
+
+/// What a sink receives for an answer.
+struct answer_record {
+  frame_tag tag;
+  answer result;
+  bool on_demand = false;
+  double encode_ms = 0.0;
+  double total_ms = 0.0;  ///< from the frame's read to the answer
+  std::uint64_t kv_bytes = 0;
+  std::shared_ptr<const scene_question> known;  ///< what the scene says the answer is, or none
+  [[nodiscard]] bool correct() const noexcept { return known && answer_matches(result.text, known->answer); }
+};
+
+/// (ask_atom, ...): a question on demand about a stream's latest frame.
+using ask_atom = caf::atom_constant<caf::atom("ask")>;
+
+}  // namespace vlcache::actors
+
+// In-process only: these hold handles, so they are never serialised.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::answer_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::answer_record)
