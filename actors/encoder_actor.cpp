@@ -11,8 +11,8 @@
 namespace vlcache::actors {
 namespace {
 
-// The sources and the remote nodes are dynamically typed: a typed actor
-// reaches them with anon_send (messages to one receiver stay in the order sent).
+// The remote nodes are dynamically typed: a typed actor reaches them with
+// anon_send (messages to one receiver stay in the order sent).
 using encoder_self = encoder_actor::stateful_pointer<encoder_state>;
 
 /// A shadow check: the full forward of the frame against its cached tokens;
@@ -33,7 +33,7 @@ void check(encoder_self self, const frame_job& job, const frame_result& r) {
   c.last_mean = agree.cosine_mean;
   if (agree.cosine_mean < s.settings.shadow.min_cosine) {
     ++c.refreshes;
-    caf::anon_send(job.source, refresh_atom::value, job.tag.seq);
+    self->send(job.source, refresh_atom::value, job.tag.seq);
   }
 }
 
@@ -243,7 +243,7 @@ void flush(encoder_self self) {
       // store): its source resets its references, and frames it planned
       // before hearing of it fail here until a full one comes.
       s.lost.insert(job.tag.stream);
-      caf::anon_send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
+      self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
       failed = true;
       continue;
     }
@@ -298,7 +298,7 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
             break;
           }
         if (!job.plan || (s.lost.count(job.tag.stream) != 0 && !job.plan->full)) {
-          caf::anon_send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
+          self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
           return;
         }
         s.lost.erase(job.tag.stream);

@@ -13,6 +13,8 @@
 #include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
 
 #include "core/cache_stats.hpp"
 #include "core/drift_policy.hpp"
@@ -26,6 +28,28 @@
 namespace vlcache::actors {
 
 using steady = std::chrono::steady_clock;
+
+/// How a frame left the pipeline, reported back to its source. `lost`: the
+/// encoder failed and the stream's tokens are gone (the source resets the
+/// stream); `failed`: a later stage (a sink) failed, the cache is intact.
+enum class frame_outcome : std::uint8_t { encoded, failed, lost };
+
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using decide_atom = caf::atom_constant<caf::atom("decide")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using done_atom = caf::atom_constant<caf::atom("done")>;
+using eos_atom = caf::atom_constant<caf::atom("eos")>;
+using stop_atom = caf::atom_constant<caf::atom("stop")>;
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+using end_stream_atom = caf::atom_constant<caf::atom("endstream")>;
+/// To a source: a shadow check found the stream's tokens drifted; its next
+/// frame recomputes every token.
+using refresh_atom = caf::atom_constant<caf::atom("refresh")>;
+
+/// What the later stages tell a frame's source: the frame left the
+/// pipeline (its credit comes back), or the stream's tokens drifted.
+using credit_actor = caf::typed_actor<caf::reacts_to<done_atom, std::uint64_t, frame_outcome>,
+                                      caf::reacts_to<refresh_atom, std::uint64_t>>;
 
 /// Identifies a frame: its stream, its sequence number in that stream and
 /// the capture time (milliseconds on the source's clock).
@@ -52,7 +76,7 @@ struct hashed_frame {
 /// its part and its time.
 struct frame_job {
   frame_tag tag;
-  caf::actor source;  ///< gets the frame's credit back when it leaves the pipeline
+  credit_actor source;  ///< gets the frame's credit back when it leaves the pipeline
   std::shared_ptr<const preprocessed_image> image;
   std::shared_ptr<const frame_signatures> signatures;
   std::shared_ptr<const gate_decision> decision;  ///< merged over all shards
@@ -98,23 +122,6 @@ struct encoded_frame {
   bool full = false;
   steady::time_point encoded_at;
 };
-
-/// How a frame left the pipeline, reported back to its source. `lost`: the
-/// encoder failed and the stream's tokens are gone (the source resets the
-/// stream); `failed`: a later stage (a sink) failed, the cache is intact.
-enum class frame_outcome : std::uint8_t { encoded, failed, lost };
-
-using tick_atom = caf::atom_constant<caf::atom("tick")>;
-using decide_atom = caf::atom_constant<caf::atom("decide")>;
-using flush_atom = caf::atom_constant<caf::atom("flush")>;
-using done_atom = caf::atom_constant<caf::atom("done")>;
-using eos_atom = caf::atom_constant<caf::atom("eos")>;
-using stop_atom = caf::atom_constant<caf::atom("stop")>;
-using stats_atom = caf::atom_constant<caf::atom("stats")>;
-using end_stream_atom = caf::atom_constant<caf::atom("endstream")>;
-/// To a source: a shadow check found the stream's tokens drifted; its next
-/// frame recomputes every token.
-using refresh_atom = caf::atom_constant<caf::atom("refresh")>;
 
 }  // namespace vlcache::actors
 

@@ -11,7 +11,7 @@ namespace vlcache::actors {
 namespace {
 
 struct open_stream {
-  caf::actor source;
+  source_actor source;
   steady::time_point last_seen;
 };
 
@@ -72,7 +72,7 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vect
         ss.name = frame->stream;
         ss.stream = next_id++;
         ids[frame->stream] = ss.stream;
-        auto source = self->system().spawn(source_actor, ss, hashers, shards, encoder, monitor);
+        auto source = self->system().spawn(camera_source, ss, hashers, shards, encoder, monitor);
         self->send(monitor, new_stream_atom::value, source, frame->stream);
         it = streams.emplace(frame->stream, open_stream{source, steady::now()}).first;
         ++counters.streams_opened;

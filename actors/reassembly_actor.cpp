@@ -67,12 +67,11 @@ reassembly_actor::behavior_type reassembly(reassembly_actor::stateful_pointer<re
           s.latest[tag.stream_name] = std::move(job);
         }
         // The credit goes back once every sink has written the frame, so a
-        // slow sink holds its camera back instead of growing a queue. (The
-        // sources are dynamically typed: reached with anon_send.)
+        // slow sink holds its camera back instead of growing a queue.
         auto source = f.job.source;
         const auto seq = tag.seq;
         if (s.sinks.empty()) {
-          caf::anon_send(source, done_atom::value, seq, frame_outcome::encoded);
+          self->send(source, done_atom::value, seq, frame_outcome::encoded);
           return;
         }
         auto waiting = std::make_shared<std::size_t>(s.sinks.size());
@@ -82,11 +81,11 @@ reassembly_actor::behavior_type reassembly(reassembly_actor::stateful_pointer<re
               .then(
                   [self, source, seq, waiting, failed]() {
                     if (--*waiting == 0)
-                      caf::anon_send(source, done_atom::value, seq, *failed ? frame_outcome::failed : frame_outcome::encoded);
+                      self->send(source, done_atom::value, seq, *failed ? frame_outcome::failed : frame_outcome::encoded);
                   },
                   [self, source, seq, waiting, failed](const caf::error&) {
                     *failed = true;
-                    if (--*waiting == 0) caf::anon_send(source, done_atom::value, seq, frame_outcome::failed);
+                    if (--*waiting == 0) self->send(source, done_atom::value, seq, frame_outcome::failed);
                   });
       },
       [self](ask_atom, const std::string& stream, const std::string& question) -> caf::result<answer_record> {

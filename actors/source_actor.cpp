@@ -13,7 +13,7 @@
 namespace vlcache::actors {
 namespace {
 
-using self_ptr = caf::stateful_actor<source_state>*;
+using self_ptr = source_actor::stateful_pointer<source_state>;
 
 void report_if_done(self_ptr self) {
   auto& s = self->state;
@@ -25,7 +25,8 @@ void report_if_done(self_ptr self) {
       for (const auto& shard : s.shards) self->send(shard, m);
       self->send(s.encoder, m);
     }
-    self->send(s.monitor, eos_atom::value, s.counters);
+    // The runner is dynamically typed: anon_send, naming who finished.
+    caf::anon_send(s.monitor, eos_atom::value, caf::actor_cast<caf::actor_addr>(self), s.counters);
   }
 }
 
@@ -313,7 +314,7 @@ void admit(self_ptr self, const image_view& view, double capture_ms, steady::tim
   }
   frame_job job;
   job.tag = {s.settings.stream, s.settings.name, s.counters.read - 1, capture_ms};
-  job.source = caf::actor_cast<caf::actor>(self);
+  job.source = caf::actor_cast<credit_actor>(self);
   job.image = std::make_shared<const preprocessed_image>(std::move(*pre));
   job.read_at = steady::now();
   // A rendered scene knows what this frame answers: the question travels
@@ -346,9 +347,9 @@ void schedule(self_ptr self) {
 
 }  // namespace
 
-caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_settings settings,
-                           std::vector<hasher_actor> hashers, std::vector<cache_shard_actor> shards,
-                           encoder_actor encoder, caf::actor monitor) {
+source_actor::behavior_type camera_source(self_ptr self, source_settings settings, std::vector<hasher_actor> hashers,
+                                          std::vector<cache_shard_actor> shards, encoder_actor encoder,
+                                          caf::actor monitor) {
   auto& s = self->state;
   s.settings = std::move(settings);
   s.hashers = std::move(hashers);
@@ -363,7 +364,7 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
     if (!v) {
       caf::aout(self) << s.settings.name << ": [views]: " << v.err().message << "\n";
       self->quit(to_caf_error(v.err()));
-      return {};
+      return source_actor::behavior_type::make_empty_behavior();
     }
     s.views.emplace(std::move(*v));
   }
@@ -432,7 +433,7 @@ caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_setti
         admit(self, p.image->view(), p.capture_ms, steady::now(), std::nullopt);
       },
       [self](stop_atom) {
-        if (self->state.camera) self->send(self->state.camera, stop_atom::value);
+        if (self->state.camera) caf::anon_send(self->state.camera, stop_atom::value);
         self->state.finished = true;
         report_if_done(self);
       },

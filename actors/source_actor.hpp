@@ -27,16 +27,18 @@
 ///   (done_atom, seq, frame_outcome)    -> a frame left the pipeline: credit back
 ///   stop_atom                          -> stops reading, drains, then reports
 ///   stats_atom                         -> replies source_counters
-/// Sends (to `monitor`): (eos_atom, source_counters) once finished and drained.
+/// Sends (to `monitor`): (eos_atom, its address, source_counters) once
+/// finished and drained.
 
-#include <caf/behavior.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
 #include <deque>
 #include <map>
 #include <optional>
 
 #include "actors/frame_messages.hpp"
 #include "actors/cache_shard_actor.hpp"
+#include "actors/camera_reader_actor.hpp"
 #include "actors/encoder_actor.hpp"
 #include "actors/hasher_actor.hpp"
 #include "core/drift_policy.hpp"
@@ -128,9 +130,14 @@ struct source_state {
   static inline const char* name = "source";
 };
 
-caf::behavior source_actor(caf::stateful_actor<source_state>* self, source_settings settings,
-                           std::vector<hasher_actor> hashers, std::vector<cache_shard_actor> shards,
-                           encoder_actor encoder, caf::actor monitor);
+/// What the probe asks of a source: its counters.
+using source_stats_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<source_counters>>;
+using source_actor = source_stats_actor::extend_with<credit_actor>::extend<
+    caf::reacts_to<tick_atom>, caf::reacts_to<pushed_frame>, caf::reacts_to<stop_atom>, caf::reacts_to<camera_event>>;
+
+source_actor::behavior_type camera_source(source_actor::stateful_pointer<source_state> self, source_settings settings,
+                                          std::vector<hasher_actor> hashers, std::vector<cache_shard_actor> shards,
+                                          encoder_actor encoder, caf::actor monitor);
 
 }  // namespace vlcache::actors
 

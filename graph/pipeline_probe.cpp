@@ -18,7 +18,7 @@ void pipeline_probe::set_stages(actors::encoder_stats_actor encoder, actors::rea
   answerer_ = std::move(answerer);
 }
 
-void pipeline_probe::add_source(const caf::actor& source) {
+void pipeline_probe::add_source(const actors::source_stats_actor& source) {
   std::lock_guard<std::mutex> lock(mutex_);
   sources_.push_back(source);
 }
@@ -29,7 +29,7 @@ void pipeline_probe::source_finished(const actors::source_counters& counters) {
 }
 
 pipeline_snapshot pipeline_probe::collect(std::chrono::milliseconds timeout) {
-  std::vector<caf::actor> sources;
+  std::vector<actors::source_stats_actor> sources;
   std::map<stream_id, actors::source_counters> finished;
   actors::encoder_stats_actor encoder;
   actors::reassembly_stats_actor reassembly;

@@ -49,7 +49,7 @@ class pipeline_probe {
   void set_stages(actors::encoder_stats_actor encoder, actors::reassembly_stats_actor reassembly,
                   actors::answerer_stats_actor answerer);
   void set_insecure(bool insecure) noexcept { insecure_ = insecure; }
-  void add_source(const caf::actor& source);
+  void add_source(const actors::source_stats_actor& source);
   /// A source that ended: its final counters stand for it from now on.
   void source_finished(const actors::source_counters& counters);
 
@@ -65,7 +65,7 @@ class pipeline_probe {
   actors::encoder_stats_actor encoder_;
   actors::reassembly_stats_actor reassembly_;
   actors::answerer_stats_actor answerer_;
-  std::vector<caf::actor> sources_;
+  std::vector<actors::source_stats_actor> sources_;
   std::map<stream_id, actors::source_counters> finished_;
 };
 

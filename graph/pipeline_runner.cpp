@@ -125,7 +125,7 @@ struct pipeline_graph {
   caf::actor ingest;
   actors::reassembly_links routing;
   std::vector<actors::sink_actor> sinks;
-  std::vector<caf::actor> sources;
+  std::vector<actors::source_actor> sources;
   std::vector<actors::cache_shard_actor> shards;
   std::vector<actors::hasher_actor> hashers;
   std::shared_ptr<connectors::live_view> view;
@@ -302,7 +302,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     ss.drift = spec.drift;
     if (spec.cache.views) ss.views = *spec.cache.views;
     ss.pace_fps = c.pace_fps;
-    sources.push_back(sys.spawn(actors::source_actor, ss, hashers, shards, enc, caf::actor_cast<caf::actor>(runner)));
+    sources.push_back(sys.spawn(actors::camera_source, ss, hashers, shards, enc, caf::actor_cast<caf::actor>(runner)));
   }
 
   probe.set_stages(enc, reassembly, routing.answerer);
@@ -381,12 +381,12 @@ run_outcome supervise(const pipeline_spec& spec, const run_options& options, caf
                                      std::chrono::duration<double>(spec.flow.progress_seconds));
   while ((finished.size() < sources.size() || !ingest_done) && failed_stage.empty()) {
     runner->receive(
-        [&](actors::eos_atom, const actors::source_counters& c) {
+        [&](actors::eos_atom, const caf::actor_addr& who, const actors::source_counters& c) {
           finished.push_back(c);
-          done.insert(caf::actor_cast<caf::actor_addr>(runner->current_sender()));
+          done.insert(who);
           probe.source_finished(c);
         },
-        [&](actors::new_stream_atom, const caf::actor& source, const std::string& name) {
+        [&](actors::new_stream_atom, const actors::source_actor& source, const std::string& name) {
           sources.push_back(source);
           probe.add_source(source);
           runner->monitor(source);
