@@ -1,5 +1,7 @@
 #include "core/drift_policy.hpp"
 
+#include "core/detail/rename_key.hpp"
+
 #include <algorithm>
 #include <numeric>
 #include <string>
@@ -89,12 +91,7 @@ void drift_controller::commit(stream_id stream, const compute_plan& p) {
 }
 
 void drift_controller::rename_stream(stream_id from, stream_id to) {
-  auto node = streams_.extract(from);
-  streams_.erase(to);
-  if (!node.empty()) {
-    node.key() = to;
-    streams_.insert(std::move(node));
-  }
+  detail::rename_key(streams_, from, to);
 }
 
 }  // namespace vlcache

@@ -1,5 +1,7 @@
 #include "core/reference_gate.hpp"
 
+#include "core/detail/rename_key.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -192,12 +194,7 @@ float reference_gate::effective_mad(stream_id stream) const {
 void reference_gate::end_stream(stream_id stream) { streams_.erase(stream); }
 
 void reference_gate::rename_stream(stream_id from, stream_id to) {
-  auto node = streams_.extract(from);
-  streams_.erase(to);
-  if (!node.empty()) {
-    node.key() = to;
-    streams_.insert(std::move(node));
-  }
+  detail::rename_key(streams_, from, to);
 }
 
 cache_stats reference_gate::stats(stream_id stream) const {

@@ -1,5 +1,7 @@
 #include "core/store_budget.hpp"
 
+#include "core/detail/rename_key.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -69,12 +71,7 @@ void store_budget::use(stream_id stream) {
 }
 
 void store_budget::rename(stream_id from, stream_id to) {
-  auto node = streams_.extract(from);
-  streams_.erase(to);
-  if (!node.empty()) {
-    node.key() = to;
-    streams_.insert(std::move(node));
-  }
+  detail::rename_key(streams_, from, to);
 }
 
 std::uint64_t store_budget::used() const noexcept {

@@ -1,5 +1,7 @@
 #include "core/vision_encoder.hpp"
 
+#include "core/detail/rename_key.hpp"
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -945,12 +947,12 @@ std::uint64_t vision_encoder::store_bytes(stream_id stream) const {
 void vision_encoder::rename_stream(stream_id from, stream_id to) {
   auto& im = *impl_;
   if (from == to) return;
-  im.streams.erase(to);
   if (im.budget) im.budget->release(to);
-  auto node = im.streams.extract(from);
-  if (node.empty()) return;
-  node.key() = to;
-  im.streams.insert(std::move(node));
+  if (im.streams.count(from) == 0) {
+    im.streams.erase(to);
+    return;
+  }
+  detail::rename_key(im.streams, from, to);
   im.awaiting_refill.erase(to);  // it holds a state again
   if (im.budget) im.budget->rename(from, to);
 }

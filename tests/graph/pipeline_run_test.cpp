@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include <mutex>
@@ -90,6 +91,64 @@ TEST(pipeline_run, four_cameras_every_frame_encoded_in_order) {
   EXPECT_EQ(count, 60);
 }
 
+using token_map = std::map<std::pair<std::string, std::uint64_t>, std::vector<float>>;
+
+/// Runs the pipeline, keeping every frame's tokens by (camera, seq).
+token_map run_keeping_tokens(const pipeline_spec& spec, const std::string& summary_json = "") {
+  std::mutex m;
+  token_map piped;
+  run_options options;
+  options.summary_json = summary_json;
+  options.progress = false;
+  options.on_tokens = [&](const std::string& stream, std::uint64_t seq, const tensor_handle& t) {
+    std::lock_guard<std::mutex> lock(m);
+    piped[{stream, seq}] = t.to_vector();
+  };
+  EXPECT_EQ(run_pipeline(spec, options), 0);
+  return piped;
+}
+
+/// The same frames through core's step, one camera after the other (stream
+/// id = camera index): each frame's tokens must equal the pipeline's.
+/// `seen` gets each frame's plan; returns the frames read per camera.
+std::vector<std::uint64_t> expect_tokens_of(cache_step& step, const pipeline_spec& spec, const token_map& piped,
+                                            const std::function<void(const step_plan&)>& seen = {}) {
+  auto encoder = std::move(*vision_encoder::load("tiny", encoder_options{}));
+  const auto engine = *signature_engine::make(spec.cache.grid);
+  std::vector<std::uint64_t> frames;
+  for (std::size_t c = 0; c < spec.cameras.size(); ++c) {
+    const auto& cam = spec.cameras[c];
+    auto video = std::move(*connectors::video_reader::open({cam.source, cam.fps, cam.start_frame, cam.max_frames}));
+    std::uint64_t seq = 0;
+    for (auto frame = video->read(); frame; frame = video->read(), ++seq) {
+      auto pre = preprocess(frame->view, spec.cache.preprocess);
+      EXPECT_TRUE(pre);
+      if (!pre) break;
+      auto sigs = engine.compute(image_view{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb});
+      std::vector<step_plan> plans;
+      auto out = step.run(*encoder, {{static_cast<stream_id>(c), seq, &*sigs, pre->pixels.data()}}, &plans);
+      EXPECT_TRUE(out) << (out ? "" : out.err().message);
+      if (!out) break;
+      if (seen) seen(plans[0]);
+      const auto expected_tokens = (*out)[0].features.to_vector();
+      const auto it = piped.find({cam.name, seq});
+      EXPECT_NE(it, piped.end()) << cam.name << " frame " << seq;
+      if (it == piped.end() || it->second.size() != expected_tokens.size()) {
+        ADD_FAILURE() << cam.name << " frame " << seq << ": no tokens of that size from the pipeline";
+        continue;
+      }
+      double worst = 0, scale = 0;
+      for (std::size_t i = 0; i < expected_tokens.size(); ++i) {
+        worst = std::max(worst, std::fabs(double(it->second[i]) - expected_tokens[i]));
+        scale = std::max(scale, std::fabs(double(expected_tokens[i])));
+      }
+      EXPECT_LE(worst, 1e-5 * scale) << cam.name << " frame " << seq;
+    }
+    frames.push_back(seq);
+  }
+  return frames;
+}
+
 // The pipeline (sharded gate, planning in the source, batched encoder) and
 // core's cache step as the benchmarks run it give the same tokens for the
 // same frames, with a budget that defers misses, a token age and refreshes.
@@ -119,48 +178,16 @@ TEST(pipeline_run, tokens_equal_the_cache_step_the_benchmarks_run) {
   auto parsed = parse_pipeline(toml, "inline");
   ASSERT_TRUE(parsed.ok());
   const auto& spec = parsed.spec;
-
-  std::mutex m;
-  std::map<std::pair<std::string, std::uint64_t>, std::vector<float>> piped;
-  run_options options{"", false};
-  options.on_tokens = [&](const std::string& stream, std::uint64_t seq, const tensor_handle& t) {
-    std::lock_guard<std::mutex> lock(m);
-    piped[{stream, seq}] = t.to_vector();
-  };
-  ASSERT_EQ(run_pipeline(spec, options), 0);
+  const auto piped = run_keeping_tokens(spec);
   ASSERT_EQ(piped.size(), 48u);
 
-  // The same frames through core's step, one camera after the other.
-  auto encoder = std::move(*vision_encoder::load("tiny", encoder_options{}));
   auto step = *cache_step::make(spec.cache.grid, spec.cache.gate, spec.drift);
-  const auto engine = *signature_engine::make(spec.cache.grid);
   int deferred = 0, partial = 0;
-  for (std::size_t c = 0; c < spec.cameras.size(); ++c) {
-    const auto& cam = spec.cameras[c];
-    auto video = std::move(*connectors::video_reader::open({cam.source, cam.fps, cam.start_frame, cam.max_frames}));
-    std::uint64_t seq = 0;
-    for (auto frame = video->read(); frame; frame = video->read(), ++seq) {
-      auto pre = preprocess(frame->view, spec.cache.preprocess);
-      ASSERT_TRUE(pre);
-      auto sigs = engine.compute(image_view{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb});
-      std::vector<step_plan> plans;
-      auto out = step.run(*encoder, {{static_cast<stream_id>(c), seq, &*sigs, pre->pixels.data()}}, &plans);
-      ASSERT_TRUE(out) << out.err().message;
-      deferred += plans[0].plan.deferred;
-      partial += !plans[0].plan.full && !plans[0].plan.positions.empty();
-      const auto expected_tokens = (*out)[0].features.to_vector();
-      const auto it = piped.find({cam.name, seq});
-      ASSERT_NE(it, piped.end()) << cam.name << " frame " << seq;
-      ASSERT_EQ(it->second.size(), expected_tokens.size());
-      double worst = 0, scale = 0;
-      for (std::size_t i = 0; i < expected_tokens.size(); ++i) {
-        worst = std::max(worst, std::fabs(double(it->second[i]) - expected_tokens[i]));
-        scale = std::max(scale, std::fabs(double(expected_tokens[i])));
-      }
-      EXPECT_LE(worst, 1e-5 * scale) << cam.name << " frame " << seq;
-    }
-    EXPECT_EQ(seq, 24u);
-  }
+  const auto frames = expect_tokens_of(step, spec, piped, [&](const step_plan& p) {
+    deferred += p.plan.deferred;
+    partial += !p.plan.full && !p.plan.positions.empty();
+  });
+  EXPECT_EQ(frames, (std::vector<std::uint64_t>{24, 24}));
   // The run exercised what differs between the old copies of the step.
   EXPECT_GT(deferred, 0) << "no miss was deferred by the budget";
   EXPECT_GT(partial, 0) << "no frame was recomputed in part";
@@ -201,42 +228,12 @@ TEST(pipeline_run, view_memory_gives_the_tokens_of_the_cache_step) {
   ASSERT_TRUE(parsed.ok()) << parsed.errors.front();
   const auto& spec = parsed.spec;
   ASSERT_TRUE(spec.cache.views);
-  std::mutex m;
-  std::map<std::pair<std::string, std::uint64_t>, std::vector<float>> piped;
-  run_options options{summary, false};
-  options.on_tokens = [&](const std::string& stream, std::uint64_t seq, const tensor_handle& t) {
-    std::lock_guard<std::mutex> lock(m);
-    piped[{stream, seq}] = t.to_vector();
-  };
-  ASSERT_EQ(run_pipeline(spec, options), 0);
+  const auto piped = run_keeping_tokens(spec, summary);
   ASSERT_EQ(piped.size(), 190u);
 
-  auto encoder = std::move(*vision_encoder::load("tiny", encoder_options{}));
   auto step = *cache_step::make(spec.cache.grid, spec.cache.gate, spec.drift, *spec.cache.views);
-  const auto engine = *signature_engine::make(spec.cache.grid);
-  std::uint64_t restored = 0;
-  for (std::size_t c = 0; c < spec.cameras.size(); ++c) {
-    const auto& cam = spec.cameras[c];
-    auto video = std::move(*connectors::video_reader::open({cam.source, cam.fps, cam.start_frame, cam.max_frames}));
-    std::uint64_t seq = 0;
-    for (auto frame = video->read(); frame; frame = video->read(), ++seq) {
-      auto pre = preprocess(frame->view, spec.cache.preprocess);
-      ASSERT_TRUE(pre);
-      auto sigs = engine.compute(image_view{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb});
-      auto out = step.run(*encoder, {{static_cast<stream_id>(c), seq, &*sigs, pre->pixels.data()}});
-      ASSERT_TRUE(out) << out.err().message;
-      const auto expected_tokens = (*out)[0].features.to_vector();
-      const auto it = piped.find({cam.name, seq});
-      ASSERT_NE(it, piped.end()) << cam.name << " frame " << seq;
-      double worst = 0, scale = 0;
-      for (std::size_t i = 0; i < expected_tokens.size(); ++i) {
-        worst = std::max(worst, std::fabs(double(it->second[i]) - expected_tokens[i]));
-        scale = std::max(scale, std::fabs(double(expected_tokens[i])));
-      }
-      EXPECT_LE(worst, 1e-5 * scale) << cam.name << " frame " << seq;
-    }
-    restored += step.views(static_cast<stream_id>(c))->restored();
-  }
+  EXPECT_EQ(expect_tokens_of(step, spec, piped), (std::vector<std::uint64_t>{100, 90}));
+  const std::uint64_t restored = step.views(0)->restored() + step.views(1)->restored();
   EXPECT_GE(restored, 3u) << "the patrol goes back to kept views";
   // The pipeline counted the same cuts and restores per camera.
   const auto j = nlohmann::json::parse(std::ifstream(summary));
