@@ -4,12 +4,10 @@
 
 #include <algorithm>
 
-#include "actors/source_actor.hpp"
-
 namespace vlcache::actors {
 namespace {
 
-using self_ptr = caf::stateful_actor<camera_reader_state>*;
+using self_ptr = camera_reader_actor::stateful_pointer<camera_reader_state>;
 using steady = std::chrono::steady_clock;
 
 std::chrono::milliseconds backoff(int failed_opens) {
@@ -69,8 +67,8 @@ void read_next(self_ptr self) {
 
 }  // namespace
 
-caf::behavior camera_reader(caf::stateful_actor<camera_reader_state>* self, connectors::video_reader_config config,
-                            int retries, caf::actor source) {
+camera_reader_actor::behavior_type camera_reader(self_ptr self, connectors::video_reader_config config, int retries,
+                                                 frame_pusher_actor source) {
   self->state.config = std::move(config);
   self->state.retries = retries;
   self->state.source = std::move(source);

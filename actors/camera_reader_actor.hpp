@@ -13,12 +13,13 @@
 /// failed attempt, reconnect, and when it gives up (after `retries` failed
 /// attempts in a row; never with -1).
 
-#include <caf/behavior.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
 #include <memory>
 #include <optional>
 
 #include "actors/frame_messages.hpp"
+#include "connectors/image_file.hpp"
 #include "connectors/video_reader.hpp"
 
 namespace vlcache::actors {
@@ -30,9 +31,28 @@ struct camera_event {
   double gap_seconds = 0;  ///< reconnected: last frame before the outage to this moment
 };
 
+/// A decoded frame handed to a source (by its camera reader, or by the
+/// network ingest in push mode).
+struct pushed_frame {
+  std::shared_ptr<const connectors::owned_image> image;
+  std::uint64_t wire_seq = 0;
+  double capture_ms = 0;
+};
+
+}  // namespace vlcache::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::pushed_frame)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::camera_event)
+
+namespace vlcache::actors {
+
+/// What a reader needs of its source: it takes frames and events.
+using frame_pusher_actor = caf::typed_actor<caf::reacts_to<pushed_frame>, caf::reacts_to<camera_event>>;
+using camera_reader_actor = caf::typed_actor<caf::reacts_to<tick_atom>, caf::reacts_to<stop_atom>>;
+
 struct camera_reader_state {
   connectors::video_reader_config config;
-  caf::actor source;
+  frame_pusher_actor source;
   int retries = -1;
   std::unique_ptr<connectors::video_reader> reader;
   int failed_opens = 0;  // in a row
@@ -42,9 +62,9 @@ struct camera_reader_state {
   static inline const char* name = "camera_reader";
 };
 
-caf::behavior camera_reader(caf::stateful_actor<camera_reader_state>* self, connectors::video_reader_config config,
-                            int retries, caf::actor source);
+/// Spawn detached and linked to its source.
+camera_reader_actor::behavior_type camera_reader(camera_reader_actor::stateful_pointer<camera_reader_state> self,
+                                                 connectors::video_reader_config config, int retries,
+                                                 frame_pusher_actor source);
 
 }  // namespace vlcache::actors
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::camera_event)

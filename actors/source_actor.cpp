@@ -374,7 +374,7 @@ source_actor::behavior_type camera_source(self_ptr self, source_settings setting
     // A camera on the network: its reader blocks, so it runs on its own thread
     // and pushes frames here; linked, it ends with this actor.
     s.camera = self->spawn<caf::detached + caf::linked>(camera_reader, s.settings.video, s.settings.retries,
-                                                        caf::actor_cast<caf::actor>(self));
+                                                        caf::actor_cast<frame_pusher_actor>(self));
   } else if (!open_reader(self)) {
     caf::aout(self) << s.settings.name << ": " << s.counters.error << "\n";
     if (s.settings.retries == 0) {
@@ -433,7 +433,7 @@ source_actor::behavior_type camera_source(self_ptr self, source_settings setting
         admit(self, p.image->view(), p.capture_ms, steady::now(), std::nullopt);
       },
       [self](stop_atom) {
-        if (self->state.camera) caf::anon_send(self->state.camera, stop_atom::value);
+        if (self->state.camera) self->send(self->state.camera, stop_atom::value);
         self->state.finished = true;
         report_if_done(self);
       },

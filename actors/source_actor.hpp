@@ -71,13 +71,6 @@ struct source_settings {
   std::shared_ptr<const connectors::scene_truth> truth;
 };
 
-/// A decoded frame handed to a push-mode source.
-struct pushed_frame {
-  std::shared_ptr<const connectors::owned_image> image;
-  std::uint64_t wire_seq = 0;
-  double capture_ms = 0;
-};
-
 struct source_counters {
   std::string name;
   stream_id stream = 0;
@@ -126,7 +119,7 @@ struct source_state {
   int credits = 0;
   bool finished = false, reported = false;
   bool waiting_for_credit = false;  // block policy: a tick found no credit
-  caf::actor camera;  // a network camera's reader (actors/camera_reader_actor)
+  camera_reader_actor camera;  // a network camera's reader (actors/camera_reader_actor)
   static inline const char* name = "source";
 };
 
@@ -142,4 +135,3 @@ source_actor::behavior_type camera_source(source_actor::stateful_pointer<source_
 }  // namespace vlcache::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::source_counters)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::pushed_frame)
