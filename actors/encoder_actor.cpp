@@ -2,9 +2,11 @@
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
+#include <caf/openssl/manager.hpp>
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <set>
 
 #include "actors/remote_encoder.hpp"
 
@@ -37,43 +39,23 @@ void check(encoder_self self, const frame_job& job, const frame_result& r) {
   }
 }
 
-/// After a failed batch, a node is reached again (the same process, or a
-/// new one on its address) before it gets work again; attempts back off from
-/// one a second to one in 8 s (an attempt on a hung node blocks this thread
-/// for its timeout, so it must not come every batch). Its token stores are
-/// gone with it, so each stream's next frame runs in full there.
-bool reach_node(encoder_self self, std::size_t index) {
+/// The attempt to reach a node failed: the next comes after the backoff
+/// (1 s, doubled per failure up to 8 s).
+void attempt_failed(encoder_self self, std::size_t index) {
+  auto& n = self->state.nodes[index];
+  n.reaching = false;
+  n.next_reconnect = steady::now() + n.backoff;
+  n.backoff = std::min(2 * n.backoff, std::chrono::milliseconds(8000));
+}
+
+/// The node answered and encodes the pipeline's grid: it takes work again.
+void node_joined(encoder_self self, std::size_t index, caf::actor node) {
   auto& s = self->state;
   auto& n = s.nodes[index];
-  if (!n.down) return true;
-  if (s.settings.stopping && *s.settings.stopping) return false;  // a hung node must not hold the stop
-  if (steady::now() < n.next_reconnect) return false;
-  auto failed_attempt = [&n] {
-    n.next_reconnect = steady::now() + n.backoff;
-    n.backoff = std::min(2 * n.backoff, std::chrono::milliseconds(8000));
-    return false;
-  };
-  auto node = reach_encoder_node(self->system(), n.host, n.port, s.remote_tls);
-  if (!node) return failed_attempt();
-  // A node back on the address may run another model: it must encode the
-  // pipeline's grid, or it stays out (its streams live elsewhere or fail, counted).
-  std::string problem;
-  caf::scoped_actor asker{self->system()};
-  asker->request(*node, std::chrono::seconds(5), encoder_info_atom::value)
-      .receive(
-          [&](const remote_encoder_info& info) {
-            if (info.num_patches != s.num_patches || 3 * info.image_size * info.image_size != s.pixels_per_frame)
-              problem = "it encodes " + std::to_string(info.image_size) + "/" + std::to_string(info.patch_size) +
-                        ", not the pipeline's grid";
-          },
-          [&](const caf::error& e) { problem = "it did not describe itself: " + self->system().render(e); });
-  if (!problem.empty()) {
-    caf::aout(self) << "encoder: the node back at " << n.host << ":" << n.port << " is refused: " << problem << "\n";
-    return failed_attempt();
-  }
   const bool first = !n.actor;  // a node that was down at the start joins; not a reconnection
-  n.actor = *node;
+  n.actor = std::move(node);
   n.down = false;
+  n.reaching = false;
   n.backoff = std::chrono::milliseconds(1000);
   n.counters.up = true;
   if (!first) {
@@ -82,7 +64,52 @@ bool reach_node(encoder_self self, std::size_t index) {
   }
   caf::aout(self) << "encoder: " << (first ? "connected" : "reconnected") << " to the node at " << n.host << ":"
                   << n.port << "\n";
-  return true;
+}
+
+void node_refused(encoder_self self, std::size_t index, const std::string& problem) {
+  const auto& n = self->state.nodes[index];
+  caf::aout(self) << "encoder: the node back at " << n.host << ":" << n.port << " is refused: " << problem << "\n";
+  attempt_failed(self, index);
+}
+
+/// Whether the node works now. A node that is down (its batch failed, or
+/// it was not reached at the start) is tried again, the same process or a
+/// new one on its address, in the background: a connection request to the
+/// middleman and a description request, each with a timeout, so a hung
+/// host never blocks the encoder. The node must encode the pipeline's grid.
+/// Its token stores are gone with it: each stream's next frame runs in full.
+bool reach_node(encoder_self self, std::size_t index) {
+  auto& s = self->state;
+  auto& n = s.nodes[index];
+  if (!n.down) return true;
+  if (n.reaching || steady::now() < n.next_reconnect) return false;
+  if (s.settings.stopping && *s.settings.stopping) return false;  // no new attempt once stopping
+  n.reaching = true;
+  const caf::io::middleman_actor mm = s.remote_tls ? self->system().openssl_manager().actor_handle()
+                                                   : self->system().middleman().actor_handle();
+  constexpr auto limit = std::chrono::seconds(5);
+  self->request(mm, limit, caf::connect_atom::value, n.host, n.port)
+      .then(
+          [self, index, limit](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
+            if (!ptr) return node_refused(self, index, "no actor is published there");
+            auto node = caf::actor_cast<caf::actor>(std::move(ptr));
+            self->request(node, limit, encoder_info_atom::value)
+                .then(
+                    [self, index, node](const remote_encoder_info& info) {
+                      const auto& st = self->state;
+                      if (info.num_patches != st.num_patches ||
+                          3 * info.image_size * info.image_size != st.pixels_per_frame)
+                        return node_refused(self, index,
+                                            "it encodes " + std::to_string(info.image_size) + "/" +
+                                                std::to_string(info.patch_size) + ", not the pipeline's grid");
+                      node_joined(self, index, node);
+                    },
+                    [self, index](const caf::error& e) {
+                      node_refused(self, index, "it did not describe itself: " + self->system().render(e));
+                    });
+          },
+          [self, index](const caf::error&) { attempt_failed(self, index); });
+  return false;
 }
 
 std::size_t streams_on(const encoder_state& s, std::size_t node) {
@@ -126,7 +153,7 @@ std::optional<std::size_t> node_for(encoder_self self, stream_id stream) {
 /// in full on the new one.
 void rebalance(encoder_self self) {
   auto& s = self->state;
-  for (std::size_t i = 0; i < s.nodes.size(); ++i) (void)reach_node(self, i);  // a node back joins (1 try/s)
+  for (std::size_t i = 0; i < s.nodes.size(); ++i) (void)reach_node(self, i);  // a node back joins when reached
   for (;;) {
     std::optional<std::size_t> most, least;
     for (std::size_t i = 0; i < s.nodes.size(); ++i) {

@@ -66,6 +66,7 @@ struct node_link {
   std::string host;
   std::uint16_t port = 0;
   bool down = false;                  ///< its last batch failed: reach it again before the next
+  bool reaching = false;              ///< an attempt to reach it is under way
   steady::time_point next_reconnect;  ///< the next attempt while it is away
   std::chrono::milliseconds backoff{1000};  ///< 1 s, doubled per failed attempt up to 8 s
   node_counters counters;
