@@ -1,23 +1,15 @@
 #pragma once
 /// \file
 /// A camera source: decodes frames (OpenCV, through connectors/), runs CLIP
-/// preprocessing, and sends each frame through the hasher pool and the
-/// cache shards to the encoder. It holds the flow control of its camera:
-/// at most `max_in_flight` frames between decode and the sinks; beyond that
-/// the drop policy acts (drop_newest, drop_oldest from a queue of `queue`
-/// frames, or block: stop reading). Every frame read ends counted as
-/// encoded, dropped (by reason) or failed.
-///
-/// It runs the planning half of the cache step (core/cache_step): one frame
-/// at a time, the shards judge the frame, the drift controller plans what
-/// the encoder computes, and the plan's positions are committed to the
-/// shards before they judge the stream's next frame. Hashing stays parallel.
-/// When the encoder reports a failed frame, the stream's references and
-/// drift state are dropped: its next planned frame is a full one. With view
-/// memory, a frame that left the camera's view is judged again against the
-/// kept views, and the shards, the drift state and the encoder follow the
-/// view it goes to (core/view_memory) before its plan is committed.
-///
+/// preprocessing, and hands each frame to the camera's planner
+/// (actors/frame_planner_actor: hashing, gate, plan; then the encoder). It
+/// holds the flow control of its camera: at most `max_in_flight` frames
+/// between decode and the sinks; beyond that the drop policy acts
+/// (drop_newest, drop_oldest from a queue of `queue` frames, or block: stop
+/// reading). Every frame read ends counted as encoded, dropped (by reason)
+/// or failed. A frame the encoder lost, or a shadow check's refresh, is
+/// passed to the planner (the stream's next planned frame runs in full).
+
 /// With an empty video source it runs in push mode: frames come as
 /// pushed_frame messages (from the network ingest) instead of a reader.
 ///
@@ -25,8 +17,9 @@
 ///   tick_atom                          -> reads the next frame (paced at fps)
 ///   pushed_frame                       -> push mode: one decoded frame
 ///   (done_atom, seq, frame_outcome)    -> a frame left the pipeline: credit back
+///   (refresh_atom, seq)                -> to the planner
 ///   stop_atom                          -> stops reading, drains, then reports
-///   stats_atom                         -> replies source_counters
+///   stats_atom                         -> replies source_counters (the planner's figures in them)
 /// Sends (to `monitor`): (eos_atom, its address, source_counters) once
 /// finished and drained.
 
@@ -40,6 +33,7 @@
 #include "actors/cache_shard_actor.hpp"
 #include "actors/camera_reader_actor.hpp"
 #include "actors/encoder_actor.hpp"
+#include "actors/frame_planner_actor.hpp"
 #include "actors/hasher_actor.hpp"
 #include "core/drift_policy.hpp"
 #include "connectors/image_file.hpp"
@@ -95,26 +89,10 @@ struct source_counters {
 struct source_state {
   source_settings settings;
   std::unique_ptr<connectors::video_reader> reader;
-  std::vector<hasher_actor> hashers;
-  std::vector<cache_shard_actor> shards;
-  encoder_actor encoder;
+  planner_actor planner;  // hashing, gate and plan of this camera's frames (actors/frame_planner_actor)
   caf::actor monitor;
   std::deque<frame_job> queue;
-  // Hashers and shards run in parallel, so frames can come back out of
-  // order: they wait here until every earlier dispatched frame went on.
-  std::map<std::uint64_t, std::optional<frame_job>> reorder;  // dispatch index -> job (empty: failed)
-  std::uint64_t dispatched = 0, released = 0;
-  std::map<std::uint64_t, std::shared_ptr<frame_job>> hashed;  // waiting to be gated in order (null: failed)
-  std::uint64_t next_gate = 0;
-  int grid_positions = 0;                    // patches per frame, known from the first hashed frame
-  bool gating = false;                       // a frame is with the shards now
-  std::unique_ptr<drift_controller> drift;   // made on the first frame (grid size)
-  std::optional<view_memory> views;          // with view memory
-  bool holds_state = false;                  // a plan was committed since the start or the last reset
-  std::uint64_t planned_seq = 0;             // seq of the latest planned frame + 1
-  std::optional<std::uint64_t> reset_until;  // failures of frames planned before this seq are covered
   source_counters counters;
-  std::size_t next_hasher = 0;
   std::uint64_t next_wire_seq = 0;
   int credits = 0;
   bool finished = false, reported = false;
