@@ -17,8 +17,7 @@ struct open_stream {
 
 }  // namespace
 
-void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vector<hasher_actor> hashers,
-                  std::vector<cache_shard_actor> shards, encoder_actor encoder, caf::actor monitor) {
+void ingest_actor(caf::blocking_actor* self, ingest_settings settings, stream_wiring wiring, caf::actor monitor) {
   ingest_counters counters;
   auto socket = connectors::frame_puller::open(settings.endpoint, settings.bind, settings.curve);
   if (!socket) {
@@ -72,7 +71,7 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vect
         ss.name = frame->stream;
         ss.stream = next_id++;
         ids[frame->stream] = ss.stream;
-        auto source = self->system().spawn(camera_source, ss, hashers, shards, encoder, monitor);
+        auto source = wiring.open(ss);
         self->send(monitor, new_stream_atom::value, source, frame->stream);
         it = streams.emplace(frame->stream, open_stream{source, steady::now()}).first;
         ++counters.streams_opened;
@@ -91,8 +90,7 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vect
     for (const auto& name : idle) {
       const stream_id id = ids[name];
       self->send(streams[name].source, stop_atom::value);
-      for (const auto& shard : shards) self->send(shard, end_stream_atom::value, id);
-      self->send(encoder, end_stream_atom::value, id);
+      wiring.close(id);
       streams.erase(name);
       canvases.forget(name);
       limits.stream_closed(name);

@@ -13,6 +13,7 @@
 /// stream; (ingest_done_atom, ingest_counters) when it stops.
 
 #include <caf/blocking_actor.hpp>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -43,8 +44,14 @@ struct ingest_counters {
 using new_stream_atom = caf::atom_constant<caf::atom("newstream")>;
 using ingest_done_atom = caf::atom_constant<caf::atom("ingestdn")>;
 
-void ingest_actor(caf::blocking_actor* self, ingest_settings settings, std::vector<hasher_actor> hashers,
-                  std::vector<cache_shard_actor> shards, encoder_actor encoder, caf::actor monitor);
+/// How the ingest opens and closes a stream; graph/ wires the stages behind
+/// it, so the ingest knows none of them.
+struct stream_wiring {
+  std::function<source_actor(const source_settings&)> open;  ///< spawns the stream's source and its planner
+  std::function<void(stream_id)> close;  ///< frees the stream's cache state (references, token store)
+};
+
+void ingest_actor(caf::blocking_actor* self, ingest_settings settings, stream_wiring wiring, caf::actor monitor);
 
 }  // namespace vlcache::actors
 

@@ -143,8 +143,7 @@ void schedule(self_ptr self) {
 
 }  // namespace
 
-source_actor::behavior_type camera_source(self_ptr self, source_settings settings, std::vector<hasher_actor> hashers,
-                                          std::vector<cache_shard_actor> shards, encoder_actor encoder,
+source_actor::behavior_type camera_source(self_ptr self, source_settings settings, planner_actor planner,
                                           caf::actor monitor) {
   auto& s = self->state;
   s.settings = std::move(settings);
@@ -152,12 +151,8 @@ source_actor::behavior_type camera_source(self_ptr self, source_settings setting
   s.credits = s.settings.max_in_flight;
   s.counters.name = s.settings.name;
   s.counters.stream = s.settings.stream;
-  // The planning half of the cache step runs in an actor of its own, linked:
-  // one fails with the other.
-  s.planner = self->spawn<caf::linked>(frame_planner,
-                                       planner_settings{s.settings.name, s.settings.stream, s.settings.drift,
-                                                        s.settings.views},
-                                       std::move(hashers), std::move(shards), std::move(encoder));
+  s.planner = std::move(planner);
+  self->link_to(s.planner);  // one fails (or is stopped) with the other
   if (s.settings.video.source.empty()) {
     // Push mode: frames arrive as pushed_frame messages (network cameras).
   } else if (s.settings.live) {

@@ -30,12 +30,8 @@
 #include <optional>
 
 #include "actors/frame_messages.hpp"
-#include "actors/cache_shard_actor.hpp"
 #include "actors/camera_reader_actor.hpp"
-#include "actors/encoder_actor.hpp"
 #include "actors/frame_planner_actor.hpp"
-#include "actors/hasher_actor.hpp"
-#include "core/drift_policy.hpp"
 #include "connectors/image_file.hpp"
 #include "connectors/scene_video.hpp"
 #include "connectors/video_reader.hpp"
@@ -58,8 +54,6 @@ struct source_settings {
   int queue = 2;
   flow_policy policy = flow_policy::drop_oldest;
   double pace_fps = 0.0;  ///< 0: read as fast as credits allow
-  drift_config drift;
-  view_memory_config views;  ///< view memory (off unless max_views > 0)
   /// The scene's truth when the source is a rendered scene folder: each
   /// frame carries one of its known questions (core/scene_questions).
   std::shared_ptr<const connectors::scene_truth> truth;
@@ -106,9 +100,10 @@ using source_stats_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<so
 using source_actor = source_stats_actor::extend_with<credit_actor>::extend<
     caf::reacts_to<tick_atom>, caf::reacts_to<pushed_frame>, caf::reacts_to<stop_atom>, caf::reacts_to<camera_event>>;
 
+/// `planner` plans the camera's frames (graph/ spawns it); the source links
+/// to it, so one ends with the other.
 source_actor::behavior_type camera_source(source_actor::stateful_pointer<source_state> self, source_settings settings,
-                                          std::vector<hasher_actor> hashers, std::vector<cache_shard_actor> shards,
-                                          encoder_actor encoder, caf::actor monitor);
+                                          planner_actor planner, caf::actor monitor);
 
 }  // namespace vlcache::actors
 

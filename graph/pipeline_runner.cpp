@@ -18,6 +18,7 @@
 #include "actors/answerer_actor.hpp"
 #include "actors/cache_shard_actor.hpp"
 #include "actors/encoder_actor.hpp"
+#include "actors/frame_planner_actor.hpp"
 #include "actors/hasher_actor.hpp"
 #include "actors/ingest_actor.hpp"
 #include "actors/remote_encoder.hpp"
@@ -284,6 +285,15 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
       *signature_engine::make(grid, spec.cache.gate.noise_factor.has_value()));
   for (int i = 0; i < spec.flow.hashers; ++i) hashers.push_back(sys.spawn(actors::hasher, engine));
 
+  // A camera's stages: its planner (hashers -> shards -> drift plan ->
+  // encoder), then its source, which links to it.
+  const caf::actor monitor = caf::actor_cast<caf::actor>(runner);
+  auto open_camera = [&sys, hashers, shards, enc, monitor, drift = spec.drift,
+                      views = spec.cache.views.value_or(view_memory_config{})](const actors::source_settings& ss) {
+    auto planner = sys.spawn(actors::frame_planner, actors::planner_settings{ss.name, ss.stream, drift, views},
+                             hashers, shards, enc);
+    return sys.spawn(actors::camera_source, ss, planner, monitor);
+  };
   for (std::size_t i = 0; i < spec.cameras.size(); ++i) {
     const auto& c = spec.cameras[i];
     actors::source_settings ss;
@@ -299,10 +309,8 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     ss.max_in_flight = spec.flow.max_in_flight;
     ss.queue = spec.flow.queue;
     ss.policy = to_flow(spec.flow.policy);
-    ss.drift = spec.drift;
-    if (spec.cache.views) ss.views = *spec.cache.views;
     ss.pace_fps = c.pace_fps;
-    sources.push_back(sys.spawn(actors::camera_source, ss, hashers, shards, enc, caf::actor_cast<caf::actor>(runner)));
+    sources.push_back(open_camera(ss));
   }
 
   probe.set_stages(enc, reassembly, routing.answerer);
@@ -337,11 +345,15 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     is.source.preprocess = spec.cache.preprocess;
     is.source.max_in_flight = spec.flow.max_in_flight;
     is.source.queue = spec.flow.queue;
-    is.source.drift = spec.drift;
-    if (spec.cache.views) is.source.views = *spec.cache.views;
     // Live cameras cannot be paused: without credit the newest frame goes.
     is.source.policy = spec.flow.policy == drop_policy::block ? actors::flow_policy::drop_newest : to_flow(spec.flow.policy);
-    g.ingest = sys.spawn<caf::detached>(actors::ingest_actor, is, hashers, shards, enc, caf::actor_cast<caf::actor>(runner));
+    actors::stream_wiring wiring;
+    wiring.open = open_camera;
+    wiring.close = [shards, enc](stream_id id) {
+      for (const auto& shard : shards) caf::anon_send(shard, actors::end_stream_atom::value, id);
+      caf::anon_send(enc, actors::end_stream_atom::value, id);
+    };
+    g.ingest = sys.spawn<caf::detached>(actors::ingest_actor, is, wiring, monitor);
     watch(g.ingest, {k::ingest, "ingest"});
   }
   return true;
