@@ -3,7 +3,6 @@
 #include <caf/all.hpp>
 #include <cmath>
 
-#include "actors/actor_error.hpp"
 
 namespace vlcache::actors {
 namespace {
@@ -15,8 +14,7 @@ double ms(steady::time_point a, steady::time_point b) {
 reassembly_actor::behavior_type reassembly(reassembly_actor::stateful_pointer<reassembly_state> self,
                                            std::vector<sink_actor> sinks, reassembly_links links) {
   self->state.sinks = std::move(sinks);
-  self->state.answerer = std::move(links.answerer);
-  self->state.policy = std::make_unique<answer_policy>(links.policy);
+  self->state.answers = std::move(links.answers);
   self->state.view = std::move(links.view);
   self->state.tokens = std::move(links.tokens);
   return {
@@ -60,12 +58,11 @@ reassembly_actor::behavior_type reassembly(reassembly_actor::stateful_pointer<re
                                         f.job.image});
         }
         if (s.tokens) s.tokens(tag, f.features);
-        if (s.answerer) {
-          answer_job job{tag, f.features, f.full ? 1.0 : static_cast<double>(f.computed) / std::max(1, r.tokens),
-                         r.encode_ms, f.job.read_at, f.job.asked ? f.job.asked->question : std::string{}, f.job.asked};
-          if (s.policy->due(tag.stream, job.changed_share)) self->send(s.answerer, job);
-          s.latest[tag.stream_name] = std::move(job);
-        }
+        if (s.answers)
+          self->send(s.answers,
+                     answer_job{tag, f.features, f.full ? 1.0 : static_cast<double>(f.computed) / std::max(1, r.tokens),
+                                r.encode_ms, f.job.read_at, f.job.asked ? f.job.asked->question : std::string{},
+                                f.job.asked});
         // The credit goes back once every sink has written the frame, so a
         // slow sink holds its camera back instead of growing a queue.
         auto source = f.job.source;
@@ -88,27 +85,9 @@ reassembly_actor::behavior_type reassembly(reassembly_actor::stateful_pointer<re
                     if (--*waiting == 0) self->send(source, done_atom::value, seq, frame_outcome::failed);
                   });
       },
-      [self](ask_atom, const std::string& stream, const std::string& question) -> caf::result<answer_record> {
-        auto& s = self->state;
-        if (!s.answerer) return to_caf_error({errc::invalid_config, "this pipeline has no [llm] section"});
-        auto it = s.latest.find(stream);
-        if (it == s.latest.end()) {
-          std::string known;
-          for (const auto& [name, job] : s.latest) known += (known.empty() ? "" : ", ") + name;
-          return to_caf_error({errc::not_found, "no frame of stream '" + stream + "' yet (streams: " +
-                                                    (known.empty() ? "none" : known) + ")"});
-        }
-        answer_job job = it->second;
-        job.question = question;
-        job.known = nullptr;  // a person's question: the scene's answer was for another
-        return self->delegate(s.answerer, ask_atom::value, std::move(job));
-      },
       [self](end_stream_atom, stream_id stream) {
         auto& s = self->state;
-        for (auto it = s.latest.begin(); it != s.latest.end();)
-          it = it->second.tag.stream == stream ? s.latest.erase(it) : std::next(it);
-        s.policy->end_stream(stream);
-        if (s.answerer) self->send(s.answerer, end_stream_atom::value, stream);
+        if (s.answers) self->send(s.answers, end_stream_atom::value, stream);
       },
       [self](stats_atom) { return self->state.report; },
   };

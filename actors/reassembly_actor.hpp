@@ -3,16 +3,13 @@
 /// Reassembly: the last shared stage. Checks per-stream order, records
 /// stage latencies, hands each frame's token sequence (raster order,
 /// projected) to every sink, and returns the frame's credit to its source.
-/// With an answerer, it keeps each stream's latest frame, hands the frames
-/// the answer policy picks to the answerer, and routes on-demand questions
-/// about a stream's latest frame to it.
+/// With a language model, every frame also goes to the answer router
+/// (actors/answer_router_actor: the answer policy, on-demand questions).
 ///
 /// Accepts:
 ///   encoded_frame              -> to every sink; once all have written it,
 ///                                 (done_atom, seq, encoded) to the frame's source
-///   ask_atom, stream name, question -> the answerer's answer_record for the
-///                                 stream's latest frame, or an error naming the stream
-///   end_stream_atom, stream_id -> forgets the stream (and tells the answerer)
+///   end_stream_atom, stream_id -> tells the answer router
 ///   stats_atom                 -> replies latency_report
 
 #include <caf/stateful_actor.hpp>
@@ -20,12 +17,11 @@
 #include <functional>
 #include <map>
 
-#include "actors/answerer_actor.hpp"
+#include "actors/answer_router_actor.hpp"
 #include "actors/frame_messages.hpp"
 #include "actors/sink_actor.hpp"
 #include "connectors/frame_json.hpp"
 #include "connectors/live_view.hpp"
-#include "core/answer_policy.hpp"
 #include "core/latency_histogram.hpp"
 
 namespace vlcache::actors {
@@ -38,8 +34,7 @@ struct latency_report {
 
 /// Where reassembly hands frames besides the sinks.
 struct reassembly_links {
-  answerer_actor answerer;  ///< invalid: no language model
-  answer_policy_config policy;
+  answer_router_actor answers;  ///< invalid: no language model
   /// The live view's tap (cheap: keeps a pointer at most a few times a second); empty: none.
   std::function<void(connectors::view_frame)> view;
   /// Every frame's full token sequence, in order per stream, for programs that
@@ -49,11 +44,9 @@ struct reassembly_links {
 
 struct reassembly_state {
   std::vector<sink_actor> sinks;
-  answerer_actor answerer;
-  std::unique_ptr<answer_policy> policy;
+  answer_router_actor answers;
   std::function<void(connectors::view_frame)> view;
   std::function<void(const frame_tag&, const tensor_handle&)> tokens;
-  std::map<std::string, answer_job> latest;  // by stream name, for on-demand questions
   std::map<stream_id, std::uint64_t> last_seq;
   latency_report report;
   static inline const char* name = "reassembly";
@@ -61,9 +54,8 @@ struct reassembly_state {
 
 /// What the probe asks of reassembly: its latencies.
 using reassembly_stats_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<latency_report>>;
-using reassembly_actor = reassembly_stats_actor::extend<
-    caf::reacts_to<encoded_frame>, caf::replies_to<ask_atom, std::string, std::string>::with<answer_record>,
-    caf::reacts_to<end_stream_atom, stream_id>>;
+using reassembly_actor =
+    reassembly_stats_actor::extend<caf::reacts_to<encoded_frame>, caf::reacts_to<end_stream_atom, stream_id>>;
 
 reassembly_actor::behavior_type reassembly(reassembly_actor::stateful_pointer<reassembly_state> self,
                                            std::vector<sink_actor> sinks, reassembly_links links);

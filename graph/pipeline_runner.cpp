@@ -15,6 +15,7 @@
 #include <caf/io/all.hpp>
 
 #include "actors/actor_error.hpp"
+#include "actors/answer_router_actor.hpp"
 #include "actors/answerer_actor.hpp"
 #include "actors/cache_shard_actor.hpp"
 #include "actors/encoder_actor.hpp"
@@ -125,6 +126,7 @@ struct pipeline_graph {
   actors::reassembly_actor reassembly;
   caf::actor ingest;
   actors::reassembly_links routing;
+  actors::answerer_actor answerer;  ///< invalid: no language model
   std::vector<actors::sink_actor> sinks;
   std::vector<actors::source_actor> sources;
   std::vector<actors::cache_shard_actor> shards;
@@ -221,9 +223,9 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   for (auto& out : outputs) sinks.push_back(sys.spawn(actors::line_writer, out));
   if (m.llm) {
     // The answerer computes for seconds per message: its own thread.
-    routing.answerer = sys.spawn<caf::detached>(actors::llm_answerer, m.llm,
-                                                actors::answerer_settings{spec.llm.question, 16, spec.llm.max_batch}, sinks);
-    routing.policy = spec.llm.policy;
+    g.answerer = sys.spawn<caf::detached>(actors::llm_answerer, m.llm,
+                                          actors::answerer_settings{spec.llm.question, 16, spec.llm.max_batch}, sinks);
+    routing.answers = sys.spawn(actors::answer_router, g.answerer, spec.llm.policy);
   }
   if (view)
     routing.view = [view, side = spec.cache.grid.side()](connectors::view_frame f) {
@@ -238,10 +240,11 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   const actors::reassembly_actor reassembly = g.reassembly;
   if (m.llm && !spec.llm.request_endpoint.empty()) {
     auto server = connectors::request_server::start(
-        spec.llm.request_endpoint, [&sys, reassembly](const std::string& stream, const std::string& question) {
+        spec.llm.request_endpoint, [&sys, answers = routing.answers](const std::string& stream,
+                                                                     const std::string& question) {
           caf::scoped_actor asker{sys};
           std::string reply;
-          asker->request(reassembly, std::chrono::minutes(10), actors::ask_atom::value, stream, question)
+          asker->request(answers, std::chrono::minutes(10), actors::ask_atom::value, stream, question)
               .receive([&](const actors::answer_record& r) { reply = actors::answer_line(r); },
                        [&](const caf::error& e) {
                          reply = nlohmann::json{{"error", actors::error_text(sys, e)}}.dump();
@@ -313,7 +316,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     sources.push_back(open_camera(ss));
   }
 
-  probe.set_stages(enc, reassembly, routing.answerer);
+  probe.set_stages(enc, reassembly, g.answerer);
   for (const auto& s : sources) probe.add_source(s);
 
   // Supervision: a stage that dies stops the run with a clear message
@@ -325,7 +328,8 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   using k = stage_id::kind;
   watch(enc, {k::encoder, "encoder"});
   watch(reassembly, {k::reassembly, "reassembly"});
-  if (routing.answerer) watch(routing.answerer, {k::answerer, "answerer"});
+  if (g.answerer) watch(g.answerer, {k::answerer, "answerer"});
+  if (routing.answers) watch(routing.answers, {k::answerer, "answer router"});
   for (std::size_t i = 0; i < shards.size(); ++i) watch(shards[i], {k::shard, "cache shard " + std::to_string(i)});
   for (std::size_t i = 0; i < sinks.size(); ++i) watch(sinks[i], {k::sink, "sink " + std::to_string(i)});
   for (std::size_t i = 0; i < hashers.size(); ++i)
@@ -483,7 +487,8 @@ void shut_down(caf::scoped_actor& runner, pipeline_graph& g) {
   runner->send_exit(g.encoder, caf::exit_reason::user_shutdown);
   g.requests.reset();
   runner->send_exit(g.reassembly, caf::exit_reason::user_shutdown);
-  if (g.routing.answerer) runner->send_exit(g.routing.answerer, caf::exit_reason::user_shutdown);
+  if (g.routing.answers) runner->send_exit(g.routing.answers, caf::exit_reason::user_shutdown);
+  if (g.answerer) runner->send_exit(g.answerer, caf::exit_reason::user_shutdown);
   for (auto& s : g.shards) runner->send_exit(s, caf::exit_reason::user_shutdown);
   for (auto& s : g.sinks) runner->send_exit(s, caf::exit_reason::user_shutdown);
   for (auto& h : g.hashers) runner->send_exit(h, caf::exit_reason::user_shutdown);
@@ -533,7 +538,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
                  stage.c_str());
   facts.finished = outcome.finished;
   if (spec.ingest.enabled) facts.ingest = outcome.ingest;
-  if (g.routing.answerer) facts.answers = wait_for_answers(runner, g.routing.answerer);
+  if (g.answerer) facts.answers = wait_for_answers(runner, g.answerer);
   if (g.requests) facts.requests = std::make_pair(g.requests->served(), g.requests->rejected());
   const auto summary = summarize(std::move(facts));
   if (!options.summary_json.empty()) {

@@ -1,0 +1,43 @@
+#include "actors/answer_router_actor.hpp"
+
+#include <caf/all.hpp>
+
+#include "actors/actor_error.hpp"
+
+namespace vlcache::actors {
+
+answer_router_actor::behavior_type answer_router(answer_router_actor::stateful_pointer<answer_router_state> self,
+                                                 answerer_actor answerer, answer_policy_config policy) {
+  self->state.answerer = std::move(answerer);
+  self->state.policy = std::make_unique<answer_policy>(policy);
+  return {
+      [self](answer_job& job) {
+        auto& s = self->state;
+        if (s.policy->due(job.tag.stream, job.changed_share)) self->send(s.answerer, job);
+        s.latest[job.tag.stream_name] = std::move(job);
+      },
+      [self](ask_atom, const std::string& stream, const std::string& question) -> caf::result<answer_record> {
+        auto& s = self->state;
+        auto it = s.latest.find(stream);
+        if (it == s.latest.end()) {
+          std::string known;
+          for (const auto& [name, job] : s.latest) known += (known.empty() ? "" : ", ") + name;
+          return to_caf_error({errc::not_found, "no frame of stream '" + stream + "' yet (streams: " +
+                                                    (known.empty() ? "none" : known) + ")"});
+        }
+        answer_job job = it->second;
+        job.question = question;
+        job.known = nullptr;  // a person's question: the scene's answer was for another
+        return self->delegate(s.answerer, ask_atom::value, std::move(job));
+      },
+      [self](end_stream_atom, stream_id stream) {
+        auto& s = self->state;
+        for (auto it = s.latest.begin(); it != s.latest.end();)
+          it = it->second.tag.stream == stream ? s.latest.erase(it) : std::next(it);
+        s.policy->end_stream(stream);
+        self->send(s.answerer, end_stream_atom::value, stream);
+      },
+  };
+}
+
+}  // namespace vlcache::actors
