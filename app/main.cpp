@@ -124,6 +124,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     listen_opts.curve = *keys;
+    listen_opts.on_connected = [&listen_opts] {
+      std::fprintf(stderr, "listen: connected to %s\n", listen_opts.endpoint.c_str());
+    };
     auto n = vlcache::connectors::listen(listen_opts, [](const std::string& topic, const std::string& line) {
       std::printf("%s %s\n", topic.c_str(), line.c_str());
       std::fflush(stdout);

@@ -19,6 +19,16 @@ expected<int> listen(const listen_options& o,
       return error{errc::invalid_argument, "a count per stream needs the streams named"};
     if (o.streams.empty()) sub.set(zmq::sockopt::subscribe, "");
     for (const auto& s : o.streams) sub.set(zmq::sockopt::subscribe, s);
+    // The socket's handshake events, read from an inproc pair (libzmq's socket monitor).
+    zmq::socket_t events(ctx, zmq::socket_type::pair);
+    bool connected = false;
+    if (o.on_connected) {
+      if (zmq_socket_monitor(sub.handle(), "inproc://vlcache-listen-events", ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0)
+        return error{errc::io_error, std::string("cannot watch the connection to '") + o.endpoint + "': " +
+                                         zmq_strerror(zmq_errno())};
+      events.set(zmq::sockopt::linger, 0);
+      events.connect("inproc://vlcache-listen-events");
+    }
     sub.connect(o.endpoint);
     const auto start = std::chrono::steady_clock::now();
     int received = 0;
@@ -46,8 +56,17 @@ expected<int> listen(const listen_options& o,
       return g;
     };
     while (!done()) {
-      zmq::pollitem_t item{static_cast<void*>(sub), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, std::chrono::milliseconds(100));
+      zmq::pollitem_t items[2] = {{static_cast<void*>(sub), 0, ZMQ_POLLIN, 0},
+                                  {static_cast<void*>(events), 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, o.on_connected && !connected ? 2 : 1, std::chrono::milliseconds(100));
+      auto& item = items[0];
+      if (o.on_connected && !connected && (items[1].revents & ZMQ_POLLIN)) {
+        zmq::message_t event, address;  // [event id, value] then the endpoint
+        if (events.recv(event) && event.more() && events.recv(address)) {
+          connected = true;
+          o.on_connected();
+        }
+      }
       if (item.revents & ZMQ_POLLIN) {
         zmq::message_t topic, line;
         if (!sub.recv(topic)) continue;

@@ -22,6 +22,10 @@ struct listen_options {
   int each = 0;
   double timeout_s = 0.0;    ///< give up after this long without the count; 0: never
   std::optional<curve_client_keys> curve;  ///< a sink with [security]: our pair, its public key
+  /// Called once the connection to the sink is up (its handshake, CURVE
+  /// included, succeeded; our subscription goes right after): a PUB sink
+  /// drops what a subscriber missed, so a caller may wait for this.
+  std::function<void()> on_connected;
 };
 
 /// Returns the number of messages received, or an error naming the endpoint.

@@ -15,7 +15,7 @@ source "$tests_dir/support/keyed_ingest.sh"
 start_keyed_ingest "$vlcache" "$ingest" "" "kind = \"zmq\"
 endpoint = \"tcp://127.0.0.1:$sink\"" camera listener
 keys="--key allowed/listener.key --server-key pipeline.pub"
-"$vlcache" listen "tcp://127.0.0.1:$sink" --stream good --each 5 --timeout-s 150 $keys > listen.txt &
+"$vlcache" listen "tcp://127.0.0.1:$sink" --stream good --each 5 --timeout-s 150 $keys > listen.txt 2> listen_err.txt &
 listener=$!
 rc=0
 "$vlcache" listen "tcp://127.0.0.1:$sink" --count 1 --timeout-s 20 > keyless_listen.txt 2>&1 &
@@ -25,8 +25,11 @@ cam="--source $video --to tcp://127.0.0.1:$ingest --fps 20"
 bad=$!
 "$vlcache" camera $cam --stream plain --frames 40 > plain.txt 2>&1 &
 plain=$!
-# Wait until the listener is served (its subscription joined) before the
-# allowed camera starts: PUB/SUB drops what a late joiner missed.
+# Wait until the listener is served (its handshake done, its subscription
+# sent) before the allowed camera starts: PUB/SUB drops what a late joiner
+# missed (under heavy load the listener once joined after the 10 frames).
+for _ in $(seq 1200); do grep -q "listen: connected" listen_err.txt && break; sleep 0.1; done
+grep -q "listen: connected" listen_err.txt || { echo "the allowed listener never connected"; cat listen_err.txt; exit 1; }
 "$vlcache" camera $cam --stream good --frames 10 --key allowed/camera.key --server-key pipeline.pub > good1.txt 2>&1
 for _ in $(seq 1200); do grep -q "^good {" listen.txt && break; sleep 0.1; done
 grep -q "^good {" listen.txt || { echo "the allowed listener got nothing"; cat pipeline.txt; exit 1; }
@@ -35,7 +38,7 @@ grep -q "^good {" listen.txt || { echo "the allowed listener got nothing"; cat p
 "$vlcache" camera $cam --stream porch --frames 10 --ship-patches --image-size 32 --patch-size 8 \
   --key allowed/camera.key --server-key pipeline.pub > porch.txt 2>&1
 wait $bad $plain
-wait $listener || { echo "the allowed listener failed"; cat listen.txt; exit 1; }
+wait $listener || { echo "the allowed listener failed"; cat listen.txt listen_err.txt; exit 1; }
 if wait $keyless; then echo "a listener without a key received lines"; cat keyless_listen.txt; exit 1; fi
 wait $pipeline
 grep -v '^{' pipeline.txt
