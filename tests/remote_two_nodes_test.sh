@@ -24,7 +24,7 @@ for n in node1 node2; do
   for _ in $(seq 600); do grep -q "listening" $n.txt && break; sleep 0.1; done
   grep -q "listening" $n.txt || { echo "$n never listened"; cat $n.txt; exit 1; }
 done
-"$vlcache" run pipeline.toml --summary-json summary.json > run.txt 2>&1 &
+timeout 240 "$vlcache" run pipeline.toml --summary-json summary.json > run.txt 2>&1 &  # a hung run ends, and says so
 run=$!
 frames() { if [ -f two.jsonl ]; then grep -c "\"stream\":\"$1\"" two.jsonl || true; else echo 0; fi; }
 wait_all() {  # every camera at least $1 frames
