@@ -46,7 +46,6 @@ expected<compute_plan> plan_frame(self_ptr self, const frame_job& job, const gat
   auto plan = s.drift->plan(job.tag.stream, merged);
   if (!plan) return plan.err();
   s.drift->commit(job.tag.stream, *plan);
-  s.holds_state = true;
   auto positions = std::make_shared<const std::vector<int>>(plan->positions);
   for (const auto& shard : s.shards)
     self->send(shard, commit_positions{job.tag.stream, job.tag.seq, job.signatures, positions});
@@ -61,7 +60,6 @@ void reset_stream(self_ptr self, std::uint64_t failed_seq) {
   auto& s = self->state;
   if (s.reset_until && failed_seq < *s.reset_until) return;
   s.reset_until = s.planned_seq;
-  s.holds_state = false;
   if (s.drift) s.drift->end_stream(s.settings.stream);
   auto all = std::make_shared<std::vector<int>>();
   for (int p = 0; p < s.grid_positions; ++p) all->push_back(p);  // the shards keep their bands
@@ -171,7 +169,7 @@ void gate(self_ptr self, std::uint64_t index, std::shared_ptr<frame_job> shared,
               s.counters.mad_threshold = merged->mad_threshold;
               if (s.views && !restored) {
                 auto key = view_key_of(*shared->signatures);
-                if (s.views->is_cut(*merged, s.holds_state, key)) {
+                if (s.views->is_cut(*merged, key)) {
                   leave_view(self, index, shared, std::move(key));
                   return;
                 }

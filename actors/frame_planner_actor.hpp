@@ -68,7 +68,6 @@ struct planner_state {
   bool gating = false;                       // a frame is with the shards now
   std::unique_ptr<drift_controller> drift;   // made on the first frame (grid size)
   std::optional<view_memory> views;          // with view memory
-  bool holds_state = false;                  // a plan was committed since the start or the last reset
   std::uint64_t planned_seq = 0;             // seq of the latest planned frame + 1
   std::optional<std::uint64_t> reset_until;  // failures of frames planned before this seq are covered
   planner_counters counters;

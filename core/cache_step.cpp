@@ -17,12 +17,6 @@ expected<cache_step> cache_step::make(const patch_grid& grid, const gate_thresho
   return cache_step(std::move(*g), std::move(*d), views);
 }
 
-bool cache_step::holds_state(stream_id stream) const {
-  for (int p = 0; p < gate_.grid().count(); ++p)
-    if (gate_.computed_at(stream, p)) return true;
-  return false;
-}
-
 status cache_step::plan_view(const step_frame& frame, step_plan& plan) {
   auto it = views_.find(frame.stream);
   if (it == views_.end()) {
@@ -32,7 +26,7 @@ status cache_step::plan_view(const step_frame& frame, step_plan& plan) {
   }
   auto& views = it->second;
   auto key = view_key_of(*frame.signatures);
-  if (!views.is_cut(plan.decision, holds_state(frame.stream), key)) {
+  if (!views.is_cut(plan.decision, key)) {
     views.seen(std::move(key));
     return {};
   }
@@ -76,7 +70,10 @@ expected<std::vector<step_plan>> cache_step::plan(const std::vector<step_frame>&
     if (!d) return d.err();
     auto p = drift_.plan(f.stream, *d);
     if (!p) return p.err();
-    out.push_back({std::move(*d), std::move(*p)});
+    step_plan planned;
+    planned.decision = std::move(*d);
+    planned.plan = std::move(*p);
+    out.push_back(std::move(planned));
     if (view_config_.enabled())
       if (auto st = plan_view(f, out.back()); !st) return st.err();
     // Planned only: leave() records the cut when the frame is encoded.

@@ -85,7 +85,6 @@ class cache_step {
       : gate_(std::move(gate)), drift_(std::move(drift)), view_config_(views) {}
   /// Gates a cut frame against the stream's kept views; fills the plan's action.
   [[nodiscard]] status plan_view(const step_frame& frame, step_plan& plan);
-  [[nodiscard]] bool holds_state(stream_id stream) const;
 
   reference_gate gate_;
   drift_controller drift_;

@@ -49,8 +49,10 @@ double view_key_match(const view_key& a, const view_key& b) {
   return static_cast<double>(agree) / static_cast<double>(a.size());
 }
 
-bool view_memory::is_cut(const gate_decision& decision, bool holds_state, const view_key& frame) const {
-  return config_.enabled() && holds_state && decision.miss_share() >= config_.cut_share &&
+bool view_memory::is_cut(const gate_decision& decision, const view_key& frame) const {
+  const bool has_references =
+      std::any_of(decision.score.begin(), decision.score.end(), [](float x) { return std::isfinite(x); });
+  return config_.enabled() && has_references && decision.miss_share() >= config_.cut_share &&
          view_key_match(frame, last_) < config_.match_share;
 }
 

@@ -70,10 +70,11 @@ class view_memory {
  public:
   [[nodiscard]] static expected<view_memory> make(stream_id stream, const view_memory_config& config);
 
-  /// The frame (its gate decision and key) left the stream's view: the
-  /// stream holds references, the frame misses at least cut_share of them,
-  /// and it does not look like the previous frame.
-  [[nodiscard]] bool is_cut(const gate_decision& decision, bool holds_state, const view_key& frame) const;
+  /// The frame (its gate decision and key) left the stream's view: it was
+  /// judged against references (a position without one scores infinite),
+  /// misses at least cut_share of its positions, and does not look like
+  /// the previous frame.
+  [[nodiscard]] bool is_cut(const gate_decision& decision, const view_key& frame) const;
   /// The kept view whose key the frame matches best, if on at least match_share.
   [[nodiscard]] std::optional<stream_id> match(const view_key& frame) const;
   /// The stream's latest frame (its key becomes that of the view it is in).

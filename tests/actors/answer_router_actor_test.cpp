@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 
 #include "actors/answer_router_actor.hpp"
 #include "support/actor_system_config.hpp"
@@ -42,11 +41,8 @@ answer_job frame(stream_id stream, std::uint64_t seq, double changed) {
   return j;
 }
 
-struct router_fixture : ::testing::Test {
-  router_fixture()
-      : sys(vlcache::testing::deterministic_config()),
-        sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())),
-        out(std::make_shared<recorded>()) {
+struct router_fixture : ::testing::Test, vlcache::testing::deterministic_system {
+  router_fixture() : out(std::make_shared<recorded>()) {
     answerer = sys.spawn(recording_answerer, out);
     answer_policy_config policy;
     policy.change_threshold = 0.5;  // and each stream's first frame
@@ -71,8 +67,6 @@ struct router_fixture : ::testing::Test {
     sched.run();
     return reply;
   }
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
   std::shared_ptr<recorded> out;
   answerer_actor answerer;
   answer_router_actor router;

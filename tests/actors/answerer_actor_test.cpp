@@ -57,8 +57,9 @@ TEST(answerer_actor, more_streams_than_max_batch_are_all_answered_with_their_ima
   const int width = (*llm)->model().config().hidden_size;
   std::shared_ptr<answerer> shared = std::move(*llm);
 
-  caf::actor_system sys{vlcache::testing::deterministic_config()};
-  auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  vlcache::testing::deterministic_system env;
+  auto& sys = env.sys;
+  auto& sched = env.sched;
   auto out = std::make_shared<collected>();
   auto sink = sys.spawn(collecting_sink, out);
   auto a = sys.spawn(llm_answerer, shared, answerer_settings{"What is in the image?", 16, 2}, std::vector<sink_actor>{sink});
@@ -99,8 +100,9 @@ TEST(answerer_actor, answers_with_a_known_truth_are_scored_and_others_are_not) {
   auto said = shared->ask(99, reference.features, question);
   ASSERT_TRUE(said) << said.err().message;
 
-  caf::actor_system sys{vlcache::testing::deterministic_config()};
-  auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  vlcache::testing::deterministic_system env;
+  auto& sys = env.sys;
+  auto& sched = env.sched;
   auto out = std::make_shared<collected>();
   auto sink = sys.spawn(collecting_sink, out);
   auto a = sys.spawn(llm_answerer, shared, answerer_settings{"What is in the image?", 16, 1}, std::vector<sink_actor>{sink});

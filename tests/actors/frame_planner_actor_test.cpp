@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 
 #include "actors/frame_planner_actor.hpp"
 #include "support/actor_system_config.hpp"
@@ -53,11 +52,8 @@ std::shared_ptr<const preprocessed_image> image(int variant) {
   return img;
 }
 
-struct planner_fixture : ::testing::Test {
-  planner_fixture()
-      : sys(vlcache::testing::deterministic_config()),
-        sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())),
-        out(std::make_shared<recorded>()) {
+struct planner_fixture : ::testing::Test, vlcache::testing::deterministic_system {
+  planner_fixture() : out(std::make_shared<recorded>()) {
     const auto grid = *patch_grid::make(32, 8);
     gate_thresholds gate;
     gate.mad = 3.0f;
@@ -84,8 +80,6 @@ struct planner_fixture : ::testing::Test {
     job.image = std::move(img);
     caf::anon_send(planner, std::move(job));
   }
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
   std::shared_ptr<recorded> out;
   encoder_actor encoder;
   credit_actor source;

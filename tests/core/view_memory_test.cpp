@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <set>
 
 #include "core/view_memory.hpp"
@@ -10,12 +11,16 @@
 namespace vlcache {
 namespace {
 
-gate_decision missing(int misses, int of = 10) {
+/// A decision missing the first `misses` of `of` positions, judged against
+/// references (finite scores) or without any (every score infinite).
+gate_decision missing(int misses, int of = 10, bool references = true) {
   gate_decision d;
   d.miss.assign(static_cast<std::size_t>(of), 0);
+  d.score.assign(static_cast<std::size_t>(of), references ? 0.5f : std::numeric_limits<float>::infinity());
   for (int p = 0; p < misses; ++p) {
     d.miss[static_cast<std::size_t>(p)] = 1;
     d.miss_positions.push_back(p);
+    if (references) d.score[static_cast<std::size_t>(p)] = 2.0f;
   }
   return d;
 }
@@ -47,13 +52,13 @@ TEST(view_memory, a_cut_is_a_wholesale_miss_that_no_longer_looks_like_the_last_f
   const view_key there = flat({200, 10, 30, 250, 5, 90, 180, 220, 15, 60});
   auto v = *view_memory::make(3, keep(2));
   v.seen(here);
-  EXPECT_TRUE(v.is_cut(missing(5), true, there));
-  EXPECT_FALSE(v.is_cut(missing(4), true, there)) << "below cut_share 0.5";
-  EXPECT_FALSE(v.is_cut(missing(10), false, there)) << "a first frame leaves no view";
-  EXPECT_FALSE(v.is_cut(missing(10), true, here)) << "the same view, every patch changed a little: not a cut";
+  EXPECT_TRUE(v.is_cut(missing(5), there));
+  EXPECT_FALSE(v.is_cut(missing(4), there)) << "below cut_share 0.5";
+  EXPECT_FALSE(v.is_cut(missing(10, 10, false), there)) << "judged against no references: a first frame leaves no view";
+  EXPECT_FALSE(v.is_cut(missing(10), here)) << "the same view, every patch changed a little: not a cut";
   auto off = *view_memory::make(3, keep(0));
   off.seen(here);
-  EXPECT_FALSE(off.is_cut(missing(10), true, there));
+  EXPECT_FALSE(off.is_cut(missing(10), there));
 }
 
 TEST(view_memory, the_kept_view_that_matches_best_is_restored) {

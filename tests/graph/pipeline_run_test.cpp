@@ -149,7 +149,7 @@ std::vector<std::uint64_t> expect_tokens_of(cache_step& step, const pipeline_spe
   return frames;
 }
 
-// The pipeline (sharded gate, planning in the source, batched encoder) and
+// The pipeline (sharded gate, a planner per camera, batched encoder) and
 // core's cache step as the benchmarks run it give the same tokens for the
 // same frames, with a budget that defers misses, a token age and refreshes.
 TEST(pipeline_run, tokens_equal_the_cache_step_the_benchmarks_run) {

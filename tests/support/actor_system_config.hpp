@@ -3,7 +3,9 @@
 /// Actor-system configurations for the tests, built once per process (CAF
 /// keeps a reference to the config for the system's lifetime).
 
+#include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
 
 #include "actors/actor_error.hpp"
 
@@ -33,5 +35,14 @@ inline caf::actor_system_config& deterministic_config() {
   (void)once;
   return cfg;
 }
+
+/// An actor system on CAF's deterministic scheduler, with the scheduler at
+/// hand: a fixture's base for testing one actor's contract.
+struct deterministic_system {
+  deterministic_system()
+      : sys(deterministic_config()), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {}
+  caf::actor_system sys;
+  caf::scheduler::test_coordinator& sched;
+};
 
 }  // namespace vlcache::testing
