@@ -8,13 +8,14 @@ namespace vlcache::actors {
 void register_error_category(caf::actor_system_config& cfg) {
   cfg.add_error_category(error_category, [](std::uint8_t code, caf::atom_value, const caf::message& context) {
     std::string text = "vlcache::";
-    text += to_string(static_cast<errc>(code));
+    text += code == 0 ? "?" : to_string(static_cast<errc>(code - 1));  // see to_caf_error
     if (context.match_elements<std::string>()) text += ": " + context.get_as<std::string>(0);
     return text;
   });
 }
 
 std::string error_text(caf::actor_system& sys, const caf::error& e) {
+  if (!e) return "no error";
   if (e.category() == error_category && e.context().match_elements<std::string>())
     return e.context().get_as<std::string>(0);
   return sys.render(e);

@@ -15,8 +15,11 @@ namespace vlcache::actors {
 
 inline constexpr caf::atom_value error_category = caf::atom("vlcache");
 
+/// Code 0 is "no error" to CAF 0.17, so errc's values travel shifted by one
+/// (errc::invalid_argument, 0, would otherwise arrive as success).
 [[nodiscard]] inline caf::error to_caf_error(const vlcache::error& e) {
-  return caf::error(static_cast<std::uint8_t>(e.code), error_category, caf::make_message(e.message));
+  return caf::error(static_cast<std::uint8_t>(static_cast<int>(e.code) + 1), error_category,
+                    caf::make_message(e.message));
 }
 
 /// Registers the "vlcache" category so errors render as text in logs.

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The answer policy's stage: of the frames reassembly delivers, it passes
+/// The answer policy's stage: of the frames delivery hands on, it passes
 /// to the answerer those the answer policy picks (core/answer_policy), and
 /// keeps each stream's latest frame so that a question asked on demand
 /// about a stream becomes a question about that frame.

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The answerer: the language model's stage. Reassembly hands it the
+/// The answerer: the language model's stage. Delivery hands it the
 /// frames the answer policy picked and the on-demand questions; it keeps at
 /// most one pending frame per stream (a newer frame supersedes an older one
 /// that has not been answered yet, and is counted), answers the oldest

@@ -14,6 +14,10 @@ cache_shard_actor::behavior_type cache_shard(cache_shard_actor::stateful_pointer
   return {
       [self](decide_atom, const frame_job& job) -> caf::result<shard_decision> {
         auto& s = self->state;
+        if (!job.signatures)
+          return to_caf_error({errc::invalid_argument, "cache shard: stream " + std::to_string(job.tag.stream) +
+                                                           " frame " + std::to_string(job.tag.seq) +
+                                                           " has no signatures"});
         auto d = s.gate->decide(job.tag.stream, *job.signatures, s.first, s.last);
         if (!d) return to_caf_error(d.err());
         // References move only when the source commits the frame's plan.
@@ -22,6 +26,7 @@ cache_shard_actor::behavior_type cache_shard(cache_shard_actor::stateful_pointer
       [self](const view_change& m) { apply_view_action(*self->state.gate, m.stream, m.action); },
       [self](const commit_positions& c) -> void {
         auto& s = self->state;
+        if (!c.signatures || !c.positions) return;  // nothing to record (never sent so)
         std::vector<int> mine;
         for (int p : *c.positions)
           if (p >= s.first && p < s.last) mine.push_back(p);
@@ -30,6 +35,7 @@ cache_shard_actor::behavior_type cache_shard(cache_shard_actor::stateful_pointer
       },
       [self](const invalidate_positions& m) -> void {
         auto& s = self->state;
+        if (!m.positions) return;
         std::vector<int> mine;
         for (int p : *m.positions)
           if (p >= s.first && p < s.last) mine.push_back(p);

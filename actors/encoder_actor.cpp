@@ -297,7 +297,7 @@ void flush(encoder_self self) {
 }  // namespace
 
 encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend backend, encoder_settings settings,
-                                           reassembly_actor next) {
+                                           delivery_actor next) {
   auto& s = self->state;
   s.encoder = std::move(backend.local);
   for (auto& n : backend.nodes) {

@@ -26,7 +26,7 @@
 #include <set>
 
 #include "actors/frame_messages.hpp"
-#include "actors/reassembly_actor.hpp"
+#include "actors/delivery_actor.hpp"
 #include "core/shadow_check.hpp"
 #include "core/vision_encoder.hpp"
 
@@ -88,7 +88,7 @@ struct encoder_state {
   std::uint64_t reconnects = 0, remote_failures = 0;
   int num_patches = 0, pixels_per_frame = 0;
   encoder_settings settings;
-  reassembly_actor next;
+  delivery_actor next;
   std::vector<frame_job> pending;
   std::set<stream_id> lost;  ///< streams whose tokens were lost to a failed batch
   int pending_tokens = 0;
@@ -173,7 +173,7 @@ using encoder_actor =
 
 /// Spawn detached: `system.spawn<caf::detached>(batch_encoder, ...)`.
 encoder_actor::behavior_type batch_encoder(encoder_actor::stateful_pointer<encoder_state> self,
-                                           encoder_backend backend, encoder_settings settings, reassembly_actor next);
+                                           encoder_backend backend, encoder_settings settings, delivery_actor next);
 
 }  // namespace vlcache::actors
 

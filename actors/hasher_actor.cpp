@@ -12,7 +12,7 @@ hasher_actor::behavior_type hasher(std::shared_ptr<const signature_engine> share
         if (!req.image)
           return to_caf_error({errc::invalid_image, "hash request without an image"});
         const auto& img = *req.image;
-        const image_view view{img.rgb.data(), img.size, img.size, 3, 1, 0, channel_order::rgb};
+        const image_view view = img.rgb_view();
         auto sigs = std::make_shared<frame_signatures>();
         if (auto st = shared->compute(view, *sigs); !st) {
           auto e = st.err();

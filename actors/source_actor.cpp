@@ -14,6 +14,16 @@ namespace {
 
 using self_ptr = source_actor::stateful_pointer<source_state>;
 
+/// The counters with the flow limiter's figures in them.
+source_counters counted(const source_state& s) {
+  auto c = s.counters;
+  c.in_flight = s.flow->in_flight();
+  c.queued = s.flow->waiting();
+  c.dropped_newest = s.flow->dropped_newest();
+  c.dropped_oldest = s.flow->dropped_oldest();
+  return c;
+}
+
 /// The counters with the planner's figures in them.
 source_counters with_planner(source_counters c, const planner_counters& p) {
   c.noise_floor = p.noise_floor;
@@ -25,7 +35,7 @@ source_counters with_planner(source_counters c, const planner_counters& p) {
 
 void report_if_done(self_ptr self) {
   auto& s = self->state;
-  if (s.finished && !s.reported && s.counters.in_flight == 0 && s.queue.empty()) {
+  if (s.finished && !s.reported && s.flow->idle()) {
     s.reported = true;
     // The planner lets the camera's kept views go and gives its last figures;
     // the runner is dynamically typed: anon_send, naming who finished.
@@ -33,17 +43,14 @@ void report_if_done(self_ptr self) {
       caf::anon_send(self->state.monitor, eos_atom::value, caf::actor_cast<caf::actor_addr>(self), c);
     };
     self->request(s.planner, std::chrono::seconds(10), stop_atom::value)
-        .then([self, report](const planner_counters& p) { report(with_planner(self->state.counters, p)); },
-              [self, report](const caf::error&) { report(self->state.counters); });
+        .then([self, report](const planner_counters& p) { report(with_planner(counted(self->state), p)); },
+              [self, report](const caf::error&) { report(counted(self->state)); });
   }
 }
 
 /// The frame goes to the camera's planner (hashing, gate, plan; then the encoder).
-void dispatch(self_ptr self, frame_job job) {
-  auto& s = self->state;
-  --s.credits;
-  ++s.counters.in_flight;
-  self->send(s.planner, std::move(job));
+void dispatch(self_ptr self, std::optional<frame_job> job) {
+  if (job) self->send(self->state.planner, std::move(*job));
 }
 
 void admit(self_ptr self, const image_view& view, double capture_ms, steady::time_point started,
@@ -118,17 +125,7 @@ void admit(self_ptr self, const image_view& view, double capture_ms, steady::tim
   if (s.settings.truth && source_index && *source_index < s.settings.truth->questions.size())
     if (auto q = question_for(s.settings.truth->questions[*source_index], *source_index))
       job.asked = std::make_shared<const scene_question>(std::move(*q));
-  if (s.credits > 0 && s.queue.empty()) {
-    dispatch(self, std::move(job));
-  } else if (s.settings.policy == flow_policy::drop_newest) {
-    ++s.counters.dropped_newest;
-  } else {
-    s.queue.push_back(std::move(job));
-    if (static_cast<int>(s.queue.size()) > s.settings.queue) {
-      s.queue.pop_front();
-      ++s.counters.dropped_oldest;
-    }
-  }
+  dispatch(self, s.flow->admit(std::move(job)));
 }
 
 void schedule(self_ptr self) {
@@ -136,7 +133,7 @@ void schedule(self_ptr self) {
   if (s.finished) return;
   if (s.settings.pace_fps > 0)
     self->delayed_send(self, std::chrono::microseconds(static_cast<long>(1e6 / s.settings.pace_fps)), tick_atom::value);
-  else if (s.credits > 0 || s.settings.policy != flow_policy::block)
+  else if (s.flow->may_read())
     self->send(self, tick_atom::value);
   // block without credit: the next done_atom ticks again
 }
@@ -148,7 +145,7 @@ source_actor::behavior_type camera_source(self_ptr self, source_settings setting
   auto& s = self->state;
   s.settings = std::move(settings);
   s.monitor = std::move(monitor);
-  s.credits = s.settings.max_in_flight;
+  s.flow.emplace(s.settings.max_in_flight, s.settings.queue, s.settings.policy);
   s.counters.name = s.settings.name;
   s.counters.stream = s.settings.stream;
   s.planner = std::move(planner);
@@ -180,7 +177,7 @@ source_actor::behavior_type camera_source(self_ptr self, source_settings setting
           try_reopen(self);
           return;
         }
-        if (s.settings.policy == flow_policy::block && s.credits == 0) {
+        if (!s.flow->may_read()) {
           s.waiting_for_credit = true;  // the next done_atom ticks again
           return;
         }
@@ -195,15 +192,9 @@ source_actor::behavior_type camera_source(self_ptr self, source_settings setting
       [self](done_atom, std::uint64_t seq, frame_outcome outcome) {
         auto& s = self->state;
         if (outcome == frame_outcome::lost) self->send(s.planner, refresh_atom::value, seq);
-        --s.counters.in_flight;
         ++(outcome == frame_outcome::encoded ? s.counters.encoded : s.counters.failed);
-        ++s.credits;
-        if (!s.queue.empty()) {
-          auto job = std::move(s.queue.front());
-          s.queue.pop_front();
-          dispatch(self, std::move(job));
-        }
-        if (s.settings.policy == flow_policy::block && !s.finished && (s.settings.pace_fps <= 0 || s.waiting_for_credit)) {
+        dispatch(self, s.flow->release());
+        if (s.flow->policy() == drop_policy::block && !s.finished && (s.settings.pace_fps <= 0 || s.waiting_for_credit)) {
           s.waiting_for_credit = false;
           self->send(self, tick_atom::value);
         }
@@ -256,8 +247,7 @@ source_actor::behavior_type camera_source(self_ptr self, source_settings setting
         }
       },
       [self](stats_atom) -> caf::result<source_counters> {
-        auto c = self->state.counters;
-        c.queued = self->state.queue.size();
+        auto c = counted(self->state);
         auto rp = self->make_response_promise<source_counters>();
         self->request(self->state.planner, std::chrono::seconds(5), stats_atom::value)
             .then([rp, c](const planner_counters& p) mutable { rp.deliver(with_planner(c, p)); },

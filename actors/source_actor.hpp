@@ -2,12 +2,10 @@
 /// \file
 /// A camera source: decodes frames (OpenCV, through connectors/), runs CLIP
 /// preprocessing, and hands each frame to the camera's planner
-/// (actors/frame_planner_actor: hashing, gate, plan; then the encoder). It
-/// holds the flow control of its camera: at most `max_in_flight` frames
-/// between decode and the sinks; beyond that the drop policy acts
-/// (drop_newest, drop_oldest from a queue of `queue` frames, or block: stop
-/// reading). Every frame read ends counted as encoded, dropped (by reason)
-/// or failed. A frame the encoder lost, or a shadow check's refresh, is
+/// (actors/frame_planner_actor: hashing, gate, plan; then the encoder)
+/// through its flow limiter (core/flow_limiter: at most `max_in_flight`
+/// frames between decode and the sinks, then the drop policy). Every frame
+/// read ends counted as encoded, dropped (by reason) or failed. A frame the encoder lost, or a shadow check's refresh, is
 /// passed to the planner (the stream's next planned frame runs in full).
 
 /// With an empty video source it runs in push mode: frames come as
@@ -25,7 +23,6 @@
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_actor.hpp>
-#include <deque>
 #include <map>
 #include <optional>
 
@@ -35,10 +32,9 @@
 #include "connectors/image_file.hpp"
 #include "connectors/scene_video.hpp"
 #include "connectors/video_reader.hpp"
+#include "core/flow_limiter.hpp"
 
 namespace vlcache::actors {
-
-enum class flow_policy : std::uint8_t { drop_oldest, drop_newest, block };
 
 struct source_settings {
   std::string name;
@@ -52,7 +48,7 @@ struct source_settings {
   bool live = false;
   int max_in_flight = 4;
   int queue = 2;
-  flow_policy policy = flow_policy::drop_oldest;
+  drop_policy policy = drop_policy::drop_oldest;
   double pace_fps = 0.0;  ///< 0: read as fast as credits allow
   /// The scene's truth when the source is a rendered scene folder: each
   /// frame carries one of its known questions (core/scene_questions).
@@ -85,10 +81,9 @@ struct source_state {
   std::unique_ptr<connectors::video_reader> reader;
   planner_actor planner;  // hashing, gate and plan of this camera's frames (actors/frame_planner_actor)
   caf::actor monitor;
-  std::deque<frame_job> queue;
+  std::optional<flow_limiter<frame_job>> flow;  // set at spawn from the settings
   source_counters counters;
   std::uint64_t next_wire_seq = 0;
-  int credits = 0;
   bool finished = false, reported = false;
   bool waiting_for_credit = false;  // block policy: a tick found no credit
   camera_reader_actor camera;  // a network camera's reader (actors/camera_reader_actor)

@@ -83,7 +83,7 @@ run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_
       if (!pre) throw std::runtime_error(sc.folder + name + ": " + pre.err().message);
       const double pre_ms = ms_since(t0);
       t0 = clock_type::now();
-      auto sigs = engine.compute(image_view{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb});
+      auto sigs = engine.compute(pre->rgb_view());
       if (!sigs) throw std::runtime_error(sigs.err().message);
       std::vector<step_plan> plans;
       auto sparse = step.run(enc, {{stream, fi, &*sigs, pre->pixels.data()}}, &plans);

@@ -162,7 +162,7 @@ int run_scan(const scan_options& o) {
         continue;
       }
       t_pre.push_back(ms_since(t0));
-      const image_view crop{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb};
+      const image_view crop = pre->rgb_view();
       t0 = clock_type::now();
       if (auto st = engine->compute(crop, sigs); !st) {
         std::fprintf(stderr, "stream %d: %s\n", s, st.err().message.c_str());

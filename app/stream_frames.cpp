@@ -30,7 +30,7 @@ expected<std::vector<stream_frames>> load_stream_frames(const std::string& video
       auto pre = preprocess(f->view, pre_cfg);
       if (!pre) return error{pre.err().code, video + ": " + pre.err().message};
       const auto t0 = std::chrono::steady_clock::now();
-      auto sig = engine->compute(image_view{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb});
+      auto sig = engine->compute(pre->rgb_view());
       data[s].sign_ms.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       if (!sig) return sig.err();

@@ -17,7 +17,7 @@ expected<patch_shipper> patch_shipper::make(const patch_shipper_config& c) {
 status patch_shipper::next(const image_view& frame, std::uint64_t index, wire_frame& w) {
   auto pre = preprocess(frame, preprocess_config::clip(c_.image_size, c_.pad_to_square));
   if (!pre) return pre.err();
-  const image_view rgb{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb};
+  const image_view rgb = pre->rgb_view();
   auto sigs = engine_.compute(rgb);
   if (!sigs) return sigs.err();
   keyframe_ = keyframe_ || since_key_ + 1 >= c_.keyframe_every;

@@ -35,6 +35,11 @@ struct preprocessed_image {
   int size = 0;
   std::vector<std::uint8_t> rgb;  ///< size*size*3, HWC, after resize and crop
   std::vector<float> pixels;      ///< 3*size*size, CHW, rescaled and normalised
+
+  /// The crop as an image (what the signatures are computed on).
+  [[nodiscard]] image_view rgb_view() const noexcept {
+    return image_view{rgb.data(), size, size, 3, 1, 0, channel_order::rgb};
+  }
 };
 
 /// Errors (state untouched): empty frame, channels != 3, non-8-bit data,

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   for (auto frame = (*video)->read(); frame; frame = (*video)->read()) {
     auto input = preprocess(frame->view, preprocess_config::clip(224));
     if (!input) return 1;
-    auto sigs = engine.compute(image_view{input->rgb.data(), 224, 224, 3, 1, 0, channel_order::rgb});
+    auto sigs = engine.compute(input->rgb_view());
     auto decision = gate.decide(0, *sigs);
     // Pretend every miss was recomputed: its signature becomes the reference.
     (void)gate.commit(0, *sigs, decision->miss_positions, frame->seq);

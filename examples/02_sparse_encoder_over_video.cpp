@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   for (auto frame = (*video)->read(); frame; frame = (*video)->read()) {
     auto input = preprocess(frame->view, preprocess_config::clip(cfg.image_size));
     if (!input) return 1;
-    auto sigs = engine.compute(image_view{input->rgb.data(), input->size, input->size, 3, 1, 0, channel_order::rgb});
+    auto sigs = engine.compute(input->rgb_view());
     const auto t0 = std::chrono::steady_clock::now();
     auto out = step.run(enc, {{0, frame->seq, &*sigs, input->pixels.data()}});
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   }
   for (auto frame = (*video)->read(); frame; frame = (*video)->read()) {
     auto pre = preprocess(frame->view, preprocess_config::clip(cfg.image_size));
-    auto sigs = engine.compute(image_view{pre->rgb.data(), pre->size, pre->size, 3, 1, 0, channel_order::rgb});
+    auto sigs = engine.compute(pre->rgb_view());
     // Only the changed patches go through the vision transformer...
     auto tokens = step.run(enc, {{0, frame->seq, &*sigs, pre->pixels.data()}});
     if (!tokens) {

@@ -10,11 +10,11 @@ namespace vlcache::graph {
 
 pipeline_probe::pipeline_probe(caf::actor_system& sys, std::string pipeline) : sys_(sys), pipeline_(std::move(pipeline)) {}
 
-void pipeline_probe::set_stages(actors::encoder_stats_actor encoder, actors::reassembly_stats_actor reassembly,
+void pipeline_probe::set_stages(actors::encoder_stats_actor encoder, actors::delivery_stats_actor delivery,
                                 actors::answerer_stats_actor answerer) {
   std::lock_guard<std::mutex> lock(mutex_);
   encoder_ = std::move(encoder);
-  reassembly_ = std::move(reassembly);
+  delivery_ = std::move(delivery);
   answerer_ = std::move(answerer);
 }
 
@@ -32,14 +32,14 @@ pipeline_snapshot pipeline_probe::collect(std::chrono::milliseconds timeout) {
   std::vector<actors::source_stats_actor> sources;
   std::map<stream_id, actors::source_counters> finished;
   actors::encoder_stats_actor encoder;
-  actors::reassembly_stats_actor reassembly;
+  actors::delivery_stats_actor delivery;
   actors::answerer_stats_actor answerer;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     sources = sources_;
     finished = finished_;
     encoder = encoder_;
-    reassembly = reassembly_;
+    delivery = delivery_;
     answerer = answerer_;
   }
   pipeline_snapshot s;
@@ -61,9 +61,9 @@ pipeline_snapshot pipeline_probe::collect(std::chrono::milliseconds timeout) {
   if (encoder)
     self->request(encoder, timeout, actors::stats_atom::value)
         .receive([&](const actors::encoder_counters& c) { s.encoder = c; }, silent("encoder"));
-  if (reassembly)
-    self->request(reassembly, timeout, actors::stats_atom::value)
-        .receive([&](const actors::latency_report& r) { s.latency = r; }, silent("reassembly"));
+  if (delivery)
+    self->request(delivery, timeout, actors::stats_atom::value)
+        .receive([&](const actors::latency_report& r) { s.latency = r; }, silent("delivery"));
   if (answerer)
     self->request(answerer, timeout, actors::stats_atom::value)
         .receive([&](const actors::answerer_counters& c) { s.answers = c; }, silent("answerer"));
@@ -108,7 +108,7 @@ std::string to_prometheus(const pipeline_snapshot& s) {
   o << "vlcache_up{pipeline=\"" << label_value(s.pipeline) << "\"} 1\n";
   family("vlcache_stage_answered", "gauge",
          "1 when the stage answered this scrape in time; 0: its series below are absent or stale.");
-  for (const char* stage : {"encoder", "reassembly", "answerer"})
+  for (const char* stage : {"encoder", "delivery", "answerer"})
     o << "vlcache_stage_answered{stage=\"" << stage << "\"} " << (s.answered(stage) ? 1 : 0) << "\n";
   family("vlcache_insecure", "gauge",
          "1 when [security] insecure = true: endpoints beyond loopback are served without authentication.");
@@ -232,7 +232,7 @@ std::string to_prometheus(const pipeline_snapshot& s) {
   o << "vlcache_encoder_busy_seconds_total " << s.encoder.busy_seconds << "\n";
   family("vlcache_stage_latency_ms", "histogram", "Per-frame time in each stage, milliseconds.");
   for (const auto& [stage, v] : s.latency.stage_ms) histogram(o, "vlcache_stage_latency_ms", "stage", stage, v);
-  family("vlcache_frames_out_of_order_total", "counter", "Frames that reached reassembly out of order.");
+  family("vlcache_frames_out_of_order_total", "counter", "Frames that reached delivery out of order.");
   o << "vlcache_frames_out_of_order_total " << s.latency.out_of_order << "\n";
   if (s.answers) {
     const auto& a = *s.answers;

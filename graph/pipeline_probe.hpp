@@ -20,7 +20,7 @@
 
 #include "actors/answerer_actor.hpp"
 #include "actors/encoder_actor.hpp"
-#include "actors/reassembly_actor.hpp"
+#include "actors/delivery_actor.hpp"
 #include "actors/source_actor.hpp"
 
 namespace vlcache::graph {
@@ -46,7 +46,7 @@ class pipeline_probe {
  public:
   pipeline_probe(caf::actor_system& sys, std::string pipeline);
 
-  void set_stages(actors::encoder_stats_actor encoder, actors::reassembly_stats_actor reassembly,
+  void set_stages(actors::encoder_stats_actor encoder, actors::delivery_stats_actor delivery,
                   actors::answerer_stats_actor answerer);
   void set_insecure(bool insecure) noexcept { insecure_ = insecure; }
   void add_source(const actors::source_stats_actor& source);
@@ -63,7 +63,7 @@ class pipeline_probe {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::mutex mutex_;
   actors::encoder_stats_actor encoder_;
-  actors::reassembly_stats_actor reassembly_;
+  actors::delivery_stats_actor delivery_;
   actors::answerer_stats_actor answerer_;
   std::vector<actors::source_stats_actor> sources_;
   std::map<stream_id, actors::source_counters> finished_;

@@ -23,7 +23,7 @@
 #include "actors/hasher_actor.hpp"
 #include "actors/ingest_actor.hpp"
 #include "actors/remote_encoder.hpp"
-#include "actors/reassembly_actor.hpp"
+#include "actors/delivery_actor.hpp"
 #include "actors/sink_actor.hpp"
 #include "actors/source_actor.hpp"
 #include "connectors/request_endpoint.hpp"
@@ -39,15 +39,6 @@ namespace {
 std::atomic<bool> stop_requested{false};
 extern "C" void on_signal(int) { stop_requested = true; }
 
-
-actors::flow_policy to_flow(drop_policy p) {
-  switch (p) {
-    case drop_policy::drop_oldest: return actors::flow_policy::drop_oldest;
-    case drop_policy::drop_newest: return actors::flow_policy::drop_newest;
-    case drop_policy::block: return actors::flow_policy::block;
-  }
-  return actors::flow_policy::block;
-}
 
 /// What the run needs before any actor exists: the models, the scenes'
 /// truths, the sinks' outputs. Errors are printed naming their key.
@@ -116,16 +107,16 @@ std::optional<loaded_parts> load_parts(const pipeline_spec& spec) {
 
 /// A stage of the running graph, as supervision knows it.
 struct stage_id {
-  enum class kind { encoder, reassembly, answerer, shard, sink, hasher, camera, ingest } what;
+  enum class kind { encoder, delivery, answerer, shard, sink, hasher, camera, ingest } what;
   std::string name;  ///< for messages
 };
 
 /// The spawned, wired graph.
 struct pipeline_graph {
   actors::encoder_actor encoder;
-  actors::reassembly_actor reassembly;
+  actors::delivery_actor delivery;
   caf::actor ingest;
-  actors::reassembly_links routing;
+  actors::delivery_links routing;
   actors::answerer_actor answerer;  ///< invalid: no language model
   std::vector<actors::sink_actor> sinks;
   std::vector<actors::source_actor> sources;
@@ -236,8 +227,8 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     routing.tokens = [tap = options.on_tokens](const actors::frame_tag& t, const tensor_handle& tokens) {
       tap(t.stream_name, t.seq, tokens);
     };
-  g.reassembly = sys.spawn(actors::reassembly, sinks, routing);
-  const actors::reassembly_actor reassembly = g.reassembly;
+  g.delivery = sys.spawn(actors::frame_delivery, sinks, routing);
+  const actors::delivery_actor delivery = g.delivery;
   if (m.llm && !spec.llm.request_endpoint.empty()) {
     auto server = connectors::request_server::start(
         spec.llm.request_endpoint, [&sys, answers = routing.answers](const std::string& stream,
@@ -281,7 +272,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   es.stopping = g.stopping;
   // The encoder computes for a long time per message: its own thread keeps
   // it from starving the scheduler that decodes, hashes and gates.
-  g.encoder = sys.spawn<caf::detached>(actors::batch_encoder, backend, es, reassembly);
+  g.encoder = sys.spawn<caf::detached>(actors::batch_encoder, backend, es, delivery);
   const actors::encoder_actor enc = g.encoder;
 
   auto engine = std::make_shared<const signature_engine>(
@@ -311,12 +302,12 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     ss.retries = c.retries;
     ss.max_in_flight = spec.flow.max_in_flight;
     ss.queue = spec.flow.queue;
-    ss.policy = to_flow(spec.flow.policy);
+    ss.policy = spec.flow.policy;
     ss.pace_fps = c.pace_fps;
     sources.push_back(open_camera(ss));
   }
 
-  probe.set_stages(enc, reassembly, g.answerer);
+  probe.set_stages(enc, delivery, g.answerer);
   for (const auto& s : sources) probe.add_source(s);
 
   // Supervision: a stage that dies stops the run with a clear message
@@ -327,7 +318,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   };
   using k = stage_id::kind;
   watch(enc, {k::encoder, "encoder"});
-  watch(reassembly, {k::reassembly, "reassembly"});
+  watch(delivery, {k::delivery, "delivery"});
   if (g.answerer) watch(g.answerer, {k::answerer, "answerer"});
   if (routing.answers) watch(routing.answers, {k::answerer, "answer router"});
   for (std::size_t i = 0; i < shards.size(); ++i) watch(shards[i], {k::shard, "cache shard " + std::to_string(i)});
@@ -350,7 +341,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     is.source.max_in_flight = spec.flow.max_in_flight;
     is.source.queue = spec.flow.queue;
     // Live cameras cannot be paused: without credit the newest frame goes.
-    is.source.policy = spec.flow.policy == drop_policy::block ? actors::flow_policy::drop_newest : to_flow(spec.flow.policy);
+    is.source.policy = spec.flow.policy == drop_policy::block ? drop_policy::drop_newest : spec.flow.policy;
     actors::stream_wiring wiring;
     wiring.open = open_camera;
     wiring.close = [shards, enc](stream_id id) {
@@ -486,7 +477,7 @@ void shut_down(caf::scoped_actor& runner, pipeline_graph& g) {
   for (auto& s : g.sources) runner->send_exit(s, caf::exit_reason::user_shutdown);
   runner->send_exit(g.encoder, caf::exit_reason::user_shutdown);
   g.requests.reset();
-  runner->send_exit(g.reassembly, caf::exit_reason::user_shutdown);
+  runner->send_exit(g.delivery, caf::exit_reason::user_shutdown);
   if (g.routing.answers) runner->send_exit(g.routing.answers, caf::exit_reason::user_shutdown);
   if (g.answerer) runner->send_exit(g.answerer, caf::exit_reason::user_shutdown);
   for (auto& s : g.shards) runner->send_exit(s, caf::exit_reason::user_shutdown);

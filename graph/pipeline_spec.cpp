@@ -12,15 +12,6 @@
 
 namespace vlcache::graph {
 
-const char* to_string(drop_policy p) noexcept {
-  switch (p) {
-    case drop_policy::drop_oldest: return "drop_oldest";
-    case drop_policy::drop_newest: return "drop_newest";
-    case drop_policy::block: return "block";
-  }
-  return "?";
-}
-
 namespace {
 
 bool is_url(const std::string& s) { return s.find("://") != std::string::npos; }

@@ -13,6 +13,7 @@
 #include "core/answer_policy.hpp"
 #include "core/answerer.hpp"
 #include "core/drift_policy.hpp"
+#include "core/flow_limiter.hpp"
 #include "core/shadow_check.hpp"
 #include "core/vision_encoder.hpp"
 #include "graph/cache_spec.hpp"
@@ -22,9 +23,6 @@
 #include "graph/sink_registry.hpp"
 
 namespace vlcache::graph {
-
-enum class drop_policy { drop_oldest, drop_newest, block };
-[[nodiscard]] const char* to_string(drop_policy p) noexcept;
 
 struct camera_spec {
   std::string name;

@@ -1,4 +1,4 @@
-// The answer router between reassembly and the answerer, with a recording
+// The answer router between frame delivery and the answerer, with a recording
 // answerer stand-in under CAF's deterministic scheduler: the policy picks
 // the frames passed on, a question on demand is about the stream's latest
 // frame, and a question about an unknown stream is refused naming it.

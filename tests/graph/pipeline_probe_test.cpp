@@ -51,14 +51,14 @@ TEST_F(probe_fixture, a_stage_that_does_not_answer_is_named_not_counted_as_zero)
   auto encoder = sys.spawn(silent_encoder, held);
   auto answerer = sys.spawn(silent_answerer, held);
   pipeline_probe probe(sys, "p");
-  probe.set_stages(encoder, actors::reassembly_stats_actor{}, answerer);
+  probe.set_stages(encoder, actors::delivery_stats_actor{}, answerer);
   actors::source_counters cam;
   cam.name = "gate";
   probe.source_finished(cam);
   const auto snap = probe.collect(std::chrono::milliseconds(50));
   EXPECT_FALSE(snap.answered("encoder"));
   EXPECT_FALSE(snap.answered("answerer"));
-  EXPECT_TRUE(snap.answered("reassembly")) << "not part of this pipeline, so not asked";
+  EXPECT_TRUE(snap.answered("delivery")) << "not part of this pipeline, so not asked";
   const auto text = to_prometheus(snap);
   EXPECT_NE(text.find("vlcache_stage_answered{stage=\"encoder\"} 0"), std::string::npos) << text;
   EXPECT_TRUE(per_stream_json(snap)["gate"]["answered"].is_null());
@@ -69,7 +69,7 @@ TEST_F(probe_fixture, a_stage_that_does_not_answer_is_named_not_counted_as_zero)
 TEST_F(probe_fixture, an_answering_stage_is_counted) {
   auto encoder = sys.spawn(answering_encoder);
   pipeline_probe probe(sys, "p");
-  probe.set_stages(encoder, actors::reassembly_stats_actor{}, actors::answerer_stats_actor{});
+  probe.set_stages(encoder, actors::delivery_stats_actor{}, actors::answerer_stats_actor{});
   const auto snap = probe.collect(std::chrono::seconds(5));
   EXPECT_TRUE(snap.answered("encoder"));
   EXPECT_EQ(snap.encoder.tokens, 40u);

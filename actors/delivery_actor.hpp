@@ -1,8 +1,9 @@
 #pragma once
 /// \file
-/// Reassembly: the last shared stage. Checks per-stream order, records
+/// Frame delivery: the last shared stage. Checks per-stream order, records
 /// stage latencies, hands each frame's token sequence (raster order,
-/// projected) to every sink, and returns the frame's credit to its source.
+/// projected; the encoder reassembled it) to every sink, and returns the
+/// frame's credit to its source.
 /// With a language model, every frame also goes to the answer router
 /// (actors/answer_router_actor: the answer policy, on-demand questions).
 ///
@@ -32,33 +33,33 @@ struct latency_report {
   std::uint64_t frames = 0;
 };
 
-/// Where reassembly hands frames besides the sinks.
-struct reassembly_links {
+/// Where delivery hands frames besides the sinks.
+struct delivery_links {
   answer_router_actor answers;  ///< invalid: no language model
   /// The live view's tap (cheap: keeps a pointer at most a few times a second); empty: none.
   std::function<void(connectors::view_frame)> view;
   /// Every frame's full token sequence, in order per stream, for programs that
-  /// embed the pipeline (called on the reassembly's thread); empty: none.
+  /// embed the pipeline (called on the delivery thread); empty: none.
   std::function<void(const frame_tag&, const tensor_handle&)> tokens;
 };
 
-struct reassembly_state {
+struct delivery_state {
   std::vector<sink_actor> sinks;
   answer_router_actor answers;
   std::function<void(connectors::view_frame)> view;
   std::function<void(const frame_tag&, const tensor_handle&)> tokens;
   std::map<stream_id, std::uint64_t> last_seq;
   latency_report report;
-  static inline const char* name = "reassembly";
+  static inline const char* name = "delivery";
 };
 
-/// What the probe asks of reassembly: its latencies.
-using reassembly_stats_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<latency_report>>;
-using reassembly_actor =
-    reassembly_stats_actor::extend<caf::reacts_to<encoded_frame>, caf::reacts_to<end_stream_atom, stream_id>>;
+/// What the probe asks of delivery: its latencies.
+using delivery_stats_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<latency_report>>;
+using delivery_actor =
+    delivery_stats_actor::extend<caf::reacts_to<encoded_frame>, caf::reacts_to<end_stream_atom, stream_id>>;
 
-reassembly_actor::behavior_type reassembly(reassembly_actor::stateful_pointer<reassembly_state> self,
-                                           std::vector<sink_actor> sinks, reassembly_links links);
+delivery_actor::behavior_type frame_delivery(delivery_actor::stateful_pointer<delivery_state> self,
+                                           std::vector<sink_actor> sinks, delivery_links links);
 
 }  // namespace vlcache::actors
 

@@ -1,4 +1,4 @@
-#include "actors/reassembly_actor.hpp"
+#include "actors/delivery_actor.hpp"
 
 #include <caf/all.hpp>
 #include <cmath>
@@ -11,8 +11,8 @@ double ms(steady::time_point a, steady::time_point b) {
 }
 }  // namespace
 
-reassembly_actor::behavior_type reassembly(reassembly_actor::stateful_pointer<reassembly_state> self,
-                                           std::vector<sink_actor> sinks, reassembly_links links) {
+delivery_actor::behavior_type frame_delivery(delivery_actor::stateful_pointer<delivery_state> self,
+                                           std::vector<sink_actor> sinks, delivery_links links) {
   self->state.sinks = std::move(sinks);
   self->state.answers = std::move(links.answers);
   self->state.view = std::move(links.view);
