@@ -1,4 +1,5 @@
 #include "actors/answerer_actor.hpp"
+#include "core/elapsed.hpp"
 
 #include <caf/all.hpp>
 #include <algorithm>
@@ -7,8 +8,6 @@
 
 namespace vlcache::actors {
 namespace {
-
-double ms(steady::time_point a, steady::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
 
 std::vector<expected<answer_record>> run_batch(answerer_state& s, const std::vector<answer_job>& jobs) {
   std::vector<answerer::question_about> batch;
@@ -27,7 +26,7 @@ std::vector<expected<answer_record>> run_batch(answerer_state& s, const std::vec
     r.tag = jobs[i].tag;
     r.result = std::move(*answers[i]);
     r.encode_ms = jobs[i].encode_ms;
-    r.total_ms = ms(jobs[i].read_at, now);
+    r.total_ms = ms_between(jobs[i].read_at, now);
     r.kv_bytes = s.llm->kv_bytes(jobs[i].tag.stream);
     r.known = jobs[i].known;
     out.emplace_back(std::move(r));

@@ -1,4 +1,5 @@
 #include "actors/camera_reader_actor.hpp"
+#include "core/elapsed.hpp"
 
 #include <caf/all.hpp>
 
@@ -21,7 +22,7 @@ void try_open(self_ptr self) {
     s.reader = std::move(*r);
     s.failed_opens = 0;
     if (s.outage_since) {
-      const double gap = std::chrono::duration<double>(steady::now() - *s.outage_since).count();
+      const double gap = seconds_since(*s.outage_since);
       s.outage_since.reset();
       self->send(s.source, camera_event{camera_event::what::reconnected, {}, gap});
     }

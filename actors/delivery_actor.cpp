@@ -1,15 +1,10 @@
 #include "actors/delivery_actor.hpp"
+#include "core/elapsed.hpp"
 
 #include <caf/all.hpp>
 #include <cmath>
 
-
 namespace vlcache::actors {
-namespace {
-double ms(steady::time_point a, steady::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-}  // namespace
 
 delivery_actor::behavior_type frame_delivery(delivery_actor::stateful_pointer<delivery_state> self,
                                            std::vector<sink_actor> sinks, delivery_links links) {
@@ -43,10 +38,10 @@ delivery_actor::behavior_type frame_delivery(delivery_actor::stateful_pointer<de
           norms += std::sqrt(n2);
         }
         r.token_norm_mean = r.tokens ? norms / r.tokens : 0;
-        r.hash_ms = ms(f.job.read_at, f.job.hashed_at);
-        r.gate_ms = ms(f.job.hashed_at, f.job.gated_at);
-        r.encode_ms = ms(f.job.gated_at, f.encoded_at);
-        r.total_ms = ms(f.job.read_at, now);
+        r.hash_ms = ms_between(f.job.read_at, f.job.hashed_at);
+        r.gate_ms = ms_between(f.job.hashed_at, f.job.gated_at);
+        r.encode_ms = ms_between(f.job.gated_at, f.encoded_at);
+        r.total_ms = ms_between(f.job.read_at, now);
         s.report.stage_ms["hash"].add(r.hash_ms);
         s.report.stage_ms["gate"].add(r.gate_ms);
         s.report.stage_ms["encode"].add(r.encode_ms);

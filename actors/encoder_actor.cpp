@@ -1,4 +1,5 @@
 #include "actors/encoder_actor.hpp"
+#include "core/elapsed.hpp"
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -23,7 +24,7 @@ void check(encoder_self self, const frame_job& job, const frame_result& r) {
   auto& s = self->state;
   const auto started = steady::now();
   auto full = s.encoder->encode_full({job.image->pixels.data()});
-  s.shadow_seconds += std::chrono::duration<double>(steady::now() - started).count();
+  s.shadow_seconds += seconds_since(started);
   if (!full) return;
   const auto& f = (*full)[0].features;
   const auto shape = f.shape();
@@ -225,7 +226,7 @@ std::vector<expected<frame_result>> run_batch(encoder_self self) {
   if (!here.empty()) {
     const auto started = steady::now();
     const bool ok = run_here(here);
-    s.fallback.busy_seconds += std::chrono::duration<double>(steady::now() - started).count();
+    s.fallback.busy_seconds += seconds_since(started);
     ++s.fallback.batches;
     if (ok) s.fallback.frames += here.size();
     else ++s.fallback.failures;
@@ -233,7 +234,7 @@ std::vector<expected<frame_result>> run_batch(encoder_self self) {
   const auto started = steady::now();
   auto results = encode_remote(self->system(), batches, s.pixels_per_frame, s.settings.remote_timeout,
                                s.settings.stopping.get());
-  const double took = std::chrono::duration<double>(steady::now() - started).count();
+  const double took = seconds_since(started);
   for (std::size_t k = 0; k < batches.size(); ++k) {
     auto& node = s.nodes[node_of_batch[k]];
     node.counters.busy_seconds += took;
@@ -261,7 +262,7 @@ void flush(encoder_self self) {
   const auto started = steady::now();
   auto results = run_batch(self);
   const auto now = steady::now();
-  s.busy_seconds += std::chrono::duration<double>(now - started).count();
+  s.busy_seconds += seconds_between(started, now);
   bool failed = false;
   for (std::size_t i = 0; i < s.pending.size(); ++i) {
     auto& job = s.pending[i];
@@ -324,6 +325,16 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
             flush(self);
             break;
           }
+        if (!job.image || job.image->pixels.size() != static_cast<std::size_t>(s.pixels_per_frame)) {
+          // Another preprocessing than the model's (or none): refused before it
+          // reaches the kernels; the stream's tokens are not trusted after it.
+          caf::aout(self) << "encoder: stream " << job.tag.stream << " frame " << job.tag.seq << ": "
+                          << (job.image ? job.image->pixels.size() : 0) << " pixel values, the model takes "
+                          << s.pixels_per_frame << "\n";
+          s.lost.insert(job.tag.stream);
+          self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
+          return;
+        }
         if (!job.plan || (s.lost.count(job.tag.stream) != 0 && !job.plan->full)) {
           self->send(job.source, done_atom::value, job.tag.seq, frame_outcome::lost);
           return;

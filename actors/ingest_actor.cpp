@@ -1,4 +1,5 @@
 #include "actors/ingest_actor.hpp"
+#include "core/elapsed.hpp"
 
 #include <caf/all.hpp>
 
@@ -45,7 +46,7 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, stream_wi
       ++counters.messages;
       auto& frame = pulled.frame;
       if (frame) {
-        const double now_s = std::chrono::duration<double>(steady::now() - started).count();
+        const double now_s = seconds_since(started);
         const auto verdict = limits.admit(pulled.identity, frame->stream, pulled.bytes, now_s);
         if (verdict != peer_verdict::admit) {
           refuse(to_string(verdict), to_string(verdict), pulled);
@@ -86,7 +87,7 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, stream_wi
     const auto now = steady::now();
     std::vector<std::string> idle;
     for (const auto& [name, st] : streams)
-      if (std::chrono::duration<double>(now - st.last_seen).count() > settings.idle_timeout_s) idle.push_back(name);
+      if (seconds_between(st.last_seen, now) > settings.idle_timeout_s) idle.push_back(name);
     for (const auto& name : idle) {
       const stream_id id = ids[name];
       self->send(streams[name].source, stop_atom::value);

@@ -1,4 +1,5 @@
 #include "actors/source_actor.hpp"
+#include "core/elapsed.hpp"
 
 #include <caf/all.hpp>
 
@@ -108,7 +109,7 @@ void admit(self_ptr self, const image_view& view, double capture_ms, steady::tim
            std::optional<std::uint64_t> source_index) {
   auto& s = self->state;
   auto pre = preprocess(view, s.settings.preprocess);
-  s.counters.decode_seconds += std::chrono::duration<double>(steady::now() - started).count();
+  s.counters.decode_seconds += seconds_since(started);
   ++s.counters.read;
   if (!pre) {
     ++s.counters.failed;

@@ -1,5 +1,6 @@
 #include "app/ask_command.hpp"
-#include "app/elapsed.hpp"
+#include "core/clip_config.hpp"
+#include "core/elapsed.hpp"
 #include "app/load_encoder.hpp"
 
 #include <chrono>
@@ -13,7 +14,7 @@ namespace vlcache::app {
 
 void add_ask_command(CLI::App& app, ask_options& o) {
   auto* c = app.add_subcommand("ask", "Answer one question about one image");
-  c->add_option("--model", o.model, "Hugging Face LLaVA snapshot folder or preset (tiny, vit-b16, clip-vit-l14-336)")
+  c->add_option("--model", o.model, std::string("Hugging Face LLaVA snapshot folder or preset (") + preset_names + ")")
       ->default_val("tiny");
   c->add_option("--tokenizer", o.tokenizer, "sentencepiece model (default: the snapshot's tokenizer.model)");
   c->add_option("--image", o.image, "Image file")->required();

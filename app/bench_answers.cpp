@@ -1,5 +1,5 @@
 #include "app/bench_answers.hpp"
-#include "app/elapsed.hpp"
+#include "core/elapsed.hpp"
 #include "app/json_file.hpp"
 #include "app/load_encoder.hpp"
 
@@ -78,11 +78,11 @@ run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_
       auto img = connectors::read_image(sc.folder + name);
       if (!img) throw std::runtime_error(img.err().message);
       // (b) the pipeline's way: preprocess, signatures, gate, plan, sparse encode.
-      auto t0 = clock_type::now();
+      auto t0 = steady_clock::now();
       auto pre = preprocess(img->view(), preprocess_config::clip(c.image_size));
       if (!pre) throw std::runtime_error(sc.folder + name + ": " + pre.err().message);
       const double pre_ms = ms_since(t0);
-      t0 = clock_type::now();
+      t0 = steady_clock::now();
       auto sigs = engine.compute(pre->rgb_view());
       if (!sigs) throw std::runtime_error(sigs.err().message);
       std::vector<step_plan> plans;
@@ -93,7 +93,7 @@ run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_
       encoder_share.push_back((*sparse)[0].full ? 1.0 : static_cast<double>((*sparse)[0].computed) / grid.count());
       if (seen % o.every != 0) continue;
       // (a) the full encoder on the same pixels.
-      t0 = clock_type::now();
+      t0 = steady_clock::now();
       auto full = enc.encode_full({pre->pixels.data()});
       if (!full) throw std::runtime_error(full.err().message);
       const double full_encode_ms = pre_ms + ms_since(t0);

@@ -1,5 +1,5 @@
 #include "app/bench_encoder.hpp"
-#include "app/elapsed.hpp"
+#include "core/elapsed.hpp"
 #include "app/json_file.hpp"
 #include "app/load_encoder.hpp"
 #include "app/stream_frames.hpp"
@@ -97,19 +97,19 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
     // Full recompute of the S frames, batched: the baseline at its best.
     std::vector<const float*> px;
     for (int s = 0; s < s_count; ++s) px.push_back(data[s].pixels[f].data());
-    auto t0 = clock_type::now();
+    auto t0 = steady_clock::now();
     auto full = enc.encode_full(px);
     const double full_t = ms_since(t0);
     if (!full) throw std::runtime_error(full.err().message);
 
     // Sparse: the pipeline's cache step, every stream's frame in one batch.
-    t0 = clock_type::now();
+    t0 = steady_clock::now();
     std::vector<step_frame> batch;
     for (int s = 0; s < s_count; ++s) batch.push_back({static_cast<stream_id>(s), f, &data[s].sigs[f], px[s]});
     auto steps = step.plan(batch);
     if (!steps) throw std::runtime_error(steps.err().message);
     const double gate_t = ms_since(t0);
-    t0 = clock_type::now();
+    t0 = steady_clock::now();
     auto sparse = step.encode(enc, batch, *steps);
     const double sparse_t = ms_since(t0);
     if (!sparse) throw std::runtime_error(sparse.err().message);

@@ -1,5 +1,5 @@
 #include "app/bench_llm.hpp"
-#include "app/elapsed.hpp"
+#include "core/elapsed.hpp"
 #include "app/json_file.hpp"
 #include "app/load_encoder.hpp"
 #include "app/stream_frames.hpp"
@@ -80,7 +80,7 @@ nlohmann::json run_once(vision_encoder& enc, language_model& lm, const prompt_la
     for (int st = 0; st < n_streams; ++st) feats.push_back((*enc_out)[st].features);
 
     // The baseline: every stream's whole prompt, batched as well.
-    auto t0 = clock_type::now();
+    auto t0 = steady_clock::now();
     std::vector<kv_sequence> full_seqs(static_cast<std::size_t>(n_streams));
     std::vector<kv_sequence*> full_ptrs;
     std::vector<tensor_handle> full_rows;

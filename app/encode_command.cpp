@@ -1,4 +1,5 @@
 #include "app/encode_command.hpp"
+#include "core/elapsed.hpp"
 #include "app/load_encoder.hpp"
 
 #include <chrono>
@@ -13,7 +14,7 @@ namespace vlcache::app {
 
 void add_encode_command(CLI::App& app, encode_options& o) {
   auto* c = app.add_subcommand("encode", "Encode one image; write features (and hidden states) as safetensors");
-  c->add_option("--model", o.model, "Hugging Face snapshot folder or preset (tiny, vit-b16, clip-vit-l14-336)")->default_val("tiny");
+  c->add_option("--model", o.model, std::string("Hugging Face snapshot folder or preset (") + preset_names + ")")->default_val("tiny");
   c->add_option("--image", o.image, "Image file")->required();
   c->add_option("--out", o.out, "Output .safetensors file")->required();
   c->add_flag("--hidden-states", o.hidden_states, "Also write every hidden state up to the selected layer");
@@ -39,7 +40,7 @@ int run_encode(const encode_options& o) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   auto out = enc->encode_full({pre->pixels.data()}, o.hidden_states);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms = ms_since(t0);
   if (!out) {
     std::fprintf(stderr, "error: %s\n", out.err().message.c_str());
     return 1;

@@ -1,5 +1,5 @@
 #include "app/scan_command.hpp"
-#include "app/elapsed.hpp"
+#include "core/elapsed.hpp"
 #include "app/json_file.hpp"
 
 #include <algorithm>
@@ -154,7 +154,7 @@ int run_scan(const scan_options& o) {
       }
       any = true;
       ++frames_read[s];
-      auto t0 = clock_type::now();
+      auto t0 = steady_clock::now();
       auto pre = preprocess(f->view, spec.preprocess);
       if (!pre) {
         std::fprintf(stderr, "stream %d frame %llu: %s\n", s,
@@ -163,14 +163,14 @@ int run_scan(const scan_options& o) {
       }
       t_pre.push_back(ms_since(t0));
       const image_view crop = pre->rgb_view();
-      t0 = clock_type::now();
+      t0 = steady_clock::now();
       if (auto st = engine->compute(crop, sigs); !st) {
         std::fprintf(stderr, "stream %d: %s\n", s, st.err().message.c_str());
         continue;
       }
       t_sig.push_back(ms_since(t0));
       for (std::size_t v = 0; v < variants.size(); ++v) {
-        t0 = clock_type::now();
+        t0 = steady_clock::now();
         auto d = variants[v].gate.decide(static_cast<stream_id>(s), sigs);
         if (!d) {
           std::fprintf(stderr, "stream %d: %s\n", s, d.err().message.c_str());

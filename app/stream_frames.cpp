@@ -1,4 +1,5 @@
 #include "app/stream_frames.hpp"
+#include "core/elapsed.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -32,7 +33,7 @@ expected<std::vector<stream_frames>> load_stream_frames(const std::string& video
       const auto t0 = std::chrono::steady_clock::now();
       auto sig = engine->compute(pre->rgb_view());
       data[s].sign_ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+          ms_since(t0));
       if (!sig) return sig.err();
       data[s].sigs.push_back(std::move(*sig));
       data[s].pixels.push_back(std::move(pre->pixels));

@@ -1,4 +1,5 @@
 #include "connectors/live_view.hpp"
+#include "core/elapsed.hpp"
 #include "connectors/answer_json.hpp"
 
 #include <httplib.h>
@@ -163,7 +164,7 @@ void live_view::offer_frame(view_frame frame) {
   while (!s.history.empty() && s.history.front().second < second - options_.history_s) s.history.pop_front();
   s.last_seq = frame.seq;
   s.last_capture_ms = frame.capture_ms;
-  const double gap = std::chrono::duration<double>(now - s.last_kept).count();
+  const double gap = seconds_between(s.last_kept, now);
   if (watching && frame.image && gap >= 1.0 / std::max(0.1, options_.max_view_fps)) {
     s.latest = std::move(frame);
     s.last_kept = now;

@@ -1,4 +1,5 @@
 #include "connectors/zmq_listener.hpp"
+#include "core/elapsed.hpp"
 
 #include <chrono>
 #include <map>
@@ -77,7 +78,7 @@ expected<int> listen(const listen_options& o,
         if (auto it = per_stream.find(name); it != per_stream.end()) ++it->second;
       }
       if (o.timeout_s > 0 &&
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > o.timeout_s)
+          seconds_since(start) > o.timeout_s)
         return error{errc::io_error, "no " + wanted() + " from '" + o.endpoint + "' within " +
                                          std::to_string(o.timeout_s) + " s (got " + got() + ")"};
     }

@@ -107,7 +107,7 @@ expected<clip_vision_config> preset_config(const std::string& name) {
     c.projector_dim = 4096;
   } else {
     return error{errc::not_found, "unknown model preset '" + name +
-                                      "' (tiny, vit-b16, clip-vit-l14-336, or a model folder)"};
+                                      "' (" + std::string(preset_names) + ", or a model folder)"};
   }
   return c;
 }

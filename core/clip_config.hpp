@@ -58,7 +58,9 @@ struct clip_vision_config {
 [[nodiscard]] expected<clip_vision_config> parse_clip_config(const std::string& json_text,
                                                              const std::string& origin);
 
-/// Built-in random-weight shapes: "tiny", "vit-b16", "clip-vit-l14-336".
+/// Built-in random-weight shapes (vision and language model alike), as
+/// messages and help texts list them.
+inline constexpr const char* preset_names = "tiny, vit-b16, clip-vit-l14-336";
 [[nodiscard]] expected<clip_vision_config> preset_config(const std::string& name);
 [[nodiscard]] bool is_preset_name(const std::string& name);
 

@@ -1,4 +1,6 @@
 #include "core/language_model.hpp"
+#include "core/clip_config.hpp"
+#include "core/elapsed.hpp"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -50,10 +52,6 @@ struct layout {
 const layout layouts[] = {{"model.", "lm_head.weight"},
                           {"language_model.model.", "language_model.lm_head.weight"},
                           {"model.language_model.", "lm_head.weight"}};
-
-double elapsed_ms(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
-}
 
 }  // namespace
 
@@ -312,7 +310,7 @@ expected<std::unique_ptr<language_model>> language_model::load(const std::string
       if (!cfg) {
         if (cfg.err().code == errc::not_found)
           return error{errc::not_found, "model '" + model +
-                                            "' is neither a preset (tiny, vit-b16, clip-vit-l14-336) nor a folder"};
+                                            "' is neither a preset (" + std::string(preset_names) + ") nor a folder"};
         return cfg.err();
       }
       p->cfg = *cfg;
@@ -544,11 +542,11 @@ expected<std::vector<generation>> language_model::generate_batch(const std::vect
       g[i].ids.push_back(next);
       if (next == impl_->cfg.eos_token_id) {
         g[i].stopped_on_eos = true;
-        g[i].decode_ms = elapsed_ms(start);
+        g[i].decode_ms = ms_since(start);
         continue;
       }
       if (step + 1 == sampling.max_new_tokens) {
-        g[i].decode_ms = elapsed_ms(start);
+        g[i].decode_ms = ms_since(start);
         continue;
       }
       auto e = embed({next});

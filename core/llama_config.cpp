@@ -1,4 +1,5 @@
 #include "core/llama_config.hpp"
+#include "core/clip_config.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -85,7 +86,7 @@ expected<llama_config> llama_preset_config(const std::string& name, int vocab_si
     // Defaults above are Vicuna-7B's (LLaVA-1.5-7B's language model).
   } else {
     return error{errc::not_found, "unknown language-model preset '" + name +
-                                      "' (tiny, vit-b16, clip-vit-l14-336, or a model folder)"};
+                                      "' (" + std::string(preset_names) + ", or a model folder)"};
   }
   if (vocab_size <= 1) return error{errc::invalid_argument, "preset '" + name + "' needs the tokenizer's vocabulary size"};
   c.vocab_size = vocab_size;

@@ -1,4 +1,5 @@
 #include "core/prefill_reuse.hpp"
+#include "core/elapsed.hpp"
 
 #include <ATen/ATen.h>
 
@@ -143,7 +144,7 @@ std::vector<expected<prefill_result>> prefill_cache::prefill_batch(const std::ve
     positions.push_back(p.positions);
   }
   auto logits = model_.forward_batch(seqs, rows, positions);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms = ms_since(start);
   for (std::size_t i = 0; i < plans.size(); ++i) {
     if (!logits) {
       streams_.erase(plans[i].stream);  // its KV may be half written

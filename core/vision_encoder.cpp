@@ -725,7 +725,7 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
       namespace fs = std::filesystem;
       if (!fs::is_directory(model))
         return error{errc::not_found, "model '" + model +
-                                          "' is neither a preset (tiny, vit-b16, clip-vit-l14-336) nor a folder"};
+                                          "' is neither a preset (" + std::string(preset_names) + ") nor a folder"};
       const std::string config_path = (fs::path(model) / "config.json").string();
       std::ifstream in(config_path);
       if (!in) return error{errc::not_found, config_path + ": missing (a Hugging Face snapshot has one)"};

@@ -1,4 +1,5 @@
 #include "graph/pipeline_probe.hpp"
+#include "core/elapsed.hpp"
 
 #include <caf/all.hpp>
 #include <cmath>
@@ -46,7 +47,7 @@ pipeline_snapshot pipeline_probe::collect(std::chrono::milliseconds timeout) {
   s.pipeline = pipeline_;
   s.insecure = insecure_;
   s.auth_refused = connectors::curve_refused_total();
-  s.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  s.uptime_s = seconds_since(started_);
   caf::scoped_actor self{sys_};
   std::map<stream_id, actors::source_counters> all = finished;
   auto silent = [&](const std::string& stage) { return [&s, stage](const caf::error&) { s.unanswered.push_back(stage); }; };

@@ -1,4 +1,5 @@
 #include "graph/pipeline_runner.hpp"
+#include "core/elapsed.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -24,6 +25,7 @@
 #include "actors/ingest_actor.hpp"
 #include "actors/remote_encoder.hpp"
 #include "actors/delivery_actor.hpp"
+#include "graph/host_port.hpp"
 #include "actors/sink_actor.hpp"
 #include "actors/source_actor.hpp"
 #include "connectors/request_endpoint.hpp"
@@ -149,10 +151,14 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     return false;
   }
   if (!http.empty()) {
-    const auto colon = http.rfind(':');
+    const auto address = parse_host_port(http);
+    if (!address) {
+      std::fprintf(stderr, "error: --http / [view].http: '%s' is not HOST:PORT\n", http.c_str());
+      return false;
+    }
     connectors::live_view_options vo;
-    vo.host = colon == std::string::npos ? http : http.substr(0, colon);
-    vo.port = colon == std::string::npos ? 0 : std::atoi(http.c_str() + colon + 1);
+    vo.host = address->host;
+    vo.port = address->port;
     vo.max_view_fps = spec.view.max_view_fps;
     vo.tls_cert = spec.view.tls_cert;
     vo.tls_key = spec.view.tls_key;
@@ -172,9 +178,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   actors::encoder_backend backend;
   backend.local = m.encoder;
   for (const auto& address : spec.encoder.remote) {
-    const auto colon = address.rfind(':');
-    const std::string host = address.substr(0, colon);
-    const auto port = static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1)));
+    const auto [host, port] = *parse_host_port(address);  // validated with the spec
     auto node = actors::reach_encoder_node(sys, host, port, spec.encoder.tls.enabled());
     if (!node && spec.encoder.fallback_local) {
       // Frames are encoded here until the node comes up (tried with backoff).
@@ -436,7 +440,7 @@ run_outcome supervise(const pipeline_spec& spec, const run_options& options, caf
         in_flight += c.in_flight;
       }
       const auto& ec = snap.encoder;
-      const double secs = std::chrono::duration<double>(actors::steady::now() - started).count();
+      const double secs = seconds_since(started);
       char tokens[96];
       if (!snap.answered("encoder")) {
         // A busy encoder (a long batch) misses the probe's deadline: say so, never print zeros as figures.
@@ -451,7 +455,7 @@ run_outcome supervise(const pipeline_spec& spec, const run_options& options, caf
                   snap.unanswered.size() > static_cast<std::size_t>(!snap.answered("encoder")) ? " (some stages did not answer)" : "");
     }
   }
-  out.seconds = std::chrono::duration<double>(actors::steady::now() - started).count();
+  out.seconds = seconds_since(started);
   if (!failed_stage.empty()) std::fprintf(stderr, "error: %s; the pipeline stops\n", failed_stage.c_str());
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);

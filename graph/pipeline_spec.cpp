@@ -8,6 +8,7 @@
 #include "connectors/scene_video.hpp"
 #include "connectors/video_reader.hpp"
 #include "core/clip_config.hpp"
+#include "graph/host_port.hpp"
 #include "graph/table_reader.hpp"
 
 namespace vlcache::graph {
@@ -45,10 +46,7 @@ void read_encoder(table_reader& r, encoder_spec& e) {
   if (e.remote.size() == 1 && e.remote[0].empty()) e.remote.clear();  // remote = "": in this process
   e.remote_timeout_s = static_cast<int>(r.integer("remote_timeout_s", 1, 3600).value_or(e.remote_timeout_s));
   for (const auto& node : e.remote) {
-    const auto colon = node.rfind(':');
-    if (colon == std::string::npos || colon + 1 == node.size() ||
-        node.find_first_not_of("0123456789", colon + 1) != std::string::npos)
-      r.fail("remote", "'" + node + "' is not HOST:PORT");
+    if (!parse_host_port(node)) r.fail("remote", "'" + node + "' is not HOST:PORT");
   }
   if (std::set<std::string>(e.remote.begin(), e.remote.end()).size() != e.remote.size())
     r.fail("remote", "a node is listed twice");
@@ -264,7 +262,7 @@ std::vector<std::string> validate(const pipeline_spec& s) {
                        std::to_string(c.patch_size) + " but [input] is " +
                        std::to_string(s.cache.grid.image_size) + "/" + std::to_string(s.cache.grid.patch_size));
   } else if (!std::filesystem::exists(std::filesystem::path(m) / "config.json")) {
-    errors.push_back("[encoder].model: '" + m + "' is neither a preset (tiny, vit-b16, clip-vit-l14-336) nor a folder with config.json");
+    errors.push_back("[encoder].model: '" + m + "' is neither a preset (" + preset_names + ") nor a folder with config.json");
   }
   if (s.encoder.options.device != "cpu" && s.encoder.options.device.rfind("cuda", 0) != 0)
     errors.push_back("[encoder].device: '" + s.encoder.options.device + "' (cpu or cuda[:N])");
@@ -274,17 +272,15 @@ std::vector<std::string> validate(const pipeline_spec& s) {
     errors.push_back("[encoder].dtype: '" + s.encoder.options.dtype + "' is not supported on cpu (use f32)");
   if (auto st = s.drift.validate(); !st) errors.push_back("[drift]: " + st.err().message);
   if (!s.view.http.empty()) {
-    const auto colon = s.view.http.rfind(':');
-    const std::string port = colon == std::string::npos ? "" : s.view.http.substr(colon + 1);
-    if (colon == std::string::npos || colon == 0 || port.empty() ||
-        port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 || std::stoi(port) > 65535)
+    const auto address = parse_host_port(s.view.http);
+    if (!address || address->host.empty())
       errors.push_back("[view].http: '" + s.view.http + "' is not HOST:PORT");
   }
   if (s.llm.enabled) {
     const std::string lm = s.llm.model.empty() ? m : s.llm.model;
     const bool folder = std::filesystem::exists(std::filesystem::path(lm) / "config.json");
     if (!folder && !is_preset_name(lm))
-      errors.push_back("[llm].model: '" + lm + "' is neither a preset (tiny, vit-b16, clip-vit-l14-336) nor a folder with config.json");
+      errors.push_back("[llm].model: '" + lm + "' is neither a preset (" + preset_names + ") nor a folder with config.json");
     if (!s.llm.tokenizer.empty() && !std::filesystem::exists(s.llm.tokenizer))
       errors.push_back("[llm].tokenizer: file '" + s.llm.tokenizer + "' does not exist");
     else if (s.llm.tokenizer.empty() && !folder)

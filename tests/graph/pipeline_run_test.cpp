@@ -38,7 +38,10 @@ nlohmann::json run(const std::string& toml, int expect_rc = 0) {
   EXPECT_TRUE(r.ok()) << errors;
   const auto path = (std::filesystem::temp_directory_path() / "vlcache_run_summary.json").string();
   std::filesystem::remove(path);
-  EXPECT_EQ(run_pipeline(r.spec, {path, false}), expect_rc);
+  run_options options;
+  options.summary_json = path;
+  options.progress = false;
+  EXPECT_EQ(run_pipeline(r.spec, options), expect_rc);
   std::ifstream f(path);
   return nlohmann::json::parse(f);
 }

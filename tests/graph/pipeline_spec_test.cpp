@@ -154,6 +154,19 @@ TEST(pipeline_spec, encoder_fallback_is_local_or_none_and_needs_a_remote) {
   EXPECT_TRUE(has(grid, "[encoder].model: preset 'tiny' encodes 32/8")) << all(grid);
 }
 
+TEST(pipeline_spec, host_and_port_keys_share_one_parser) {
+  const std::string cam = "[[camera]]\nsource = \"" + video + "\"\n";
+  for (const std::string bad : {"127.0.0.1", "127.0.0.1:", "127.0.0.1:http", "127.0.0.1:70000", "h:123456"}) {
+    auto remote = parse_pipeline("[encoder]\nremote = \"" + bad + "\"\n" + cam, "inline");
+    EXPECT_TRUE(has(remote, "[encoder].remote: '" + bad + "' is not HOST:PORT")) << all(remote);
+    auto view = parse_pipeline(cam + "[view]\nhttp = \"" + bad + "\"\n", "inline");
+    EXPECT_TRUE(has(view, "[view].http: '" + bad + "' is not HOST:PORT")) << all(view);
+  }
+  auto ok = parse_pipeline("[encoder]\nremote = \"127.0.0.1:65535\"\n" + cam + "[view]\nhttp = \"127.0.0.1:0\"\n",
+                           "inline");
+  EXPECT_TRUE(ok.ok()) << all(ok);
+}
+
 TEST(pipeline_spec, needs_a_camera_and_a_known_model) {
   auto r = parse_pipeline("[encoder]\nmodel = \"/nonexistent/llava\"\n", "inline");
   EXPECT_TRUE(has(r, "camera: no [[camera]] and no [ingest] configured")) << all(r);
