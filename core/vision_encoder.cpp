@@ -57,7 +57,6 @@ struct stream_store {
   // (attention plus MLP: layer output minus input); and the running
   // softmax state (N, Z, m per head) of core/incremental_attention.
   at::Tensor q, x_in, o_ref, delta, num, z, m;
-  std::uint64_t frames = 0;
 };
 
 std::uint64_t tensor_bytes(const at::Tensor& t) {
@@ -453,7 +452,6 @@ struct vision_encoder::impl {
       results[r].stream = req.stream;
       stream_store& s = streams[req.stream];
       allocate(s);
-      ++s.frames;
       if (!full_frame[r] && positions[r].empty()) continue;  // unchanged frame: no encoder work
       active_frame a;
       a.request = r;
@@ -613,7 +611,6 @@ struct vision_encoder::impl {
       results[r].stream = req.stream;
       stream_store& s = streams[req.stream];
       allocate(s);
-      ++s.frames;
       const auto& pos = positions[r];
       if (!full_frame[r] && pos.empty()) continue;  // unchanged frame: no encoder work
 

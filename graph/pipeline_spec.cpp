@@ -8,6 +8,7 @@
 #include "connectors/scene_video.hpp"
 #include "connectors/video_reader.hpp"
 #include "core/clip_config.hpp"
+#include "core/device_names.hpp"
 #include "graph/host_port.hpp"
 #include "graph/table_reader.hpp"
 
@@ -264,12 +265,11 @@ std::vector<std::string> validate(const pipeline_spec& s) {
   } else if (!std::filesystem::exists(std::filesystem::path(m) / "config.json")) {
     errors.push_back("[encoder].model: '" + m + "' is neither a preset (" + preset_names + ") nor a folder with config.json");
   }
-  if (s.encoder.options.device != "cpu" && s.encoder.options.device.rfind("cuda", 0) != 0)
-    errors.push_back("[encoder].device: '" + s.encoder.options.device + "' (cpu or cuda[:N])");
-  if (s.encoder.options.dtype != "f32" && s.encoder.options.dtype != "f16" && s.encoder.options.dtype != "bf16")
-    errors.push_back("[encoder].dtype: '" + s.encoder.options.dtype + "' (f32, f16 or bf16)");
-  else if (s.encoder.options.device == "cpu" && s.encoder.options.dtype != "f32")
-    errors.push_back("[encoder].dtype: '" + s.encoder.options.dtype + "' is not supported on cpu (use f32)");
+  // The names the encoder takes (core/device_names); CUDA's presence is checked at load.
+  const auto device = parse_device_name(s.encoder.options.device);
+  if (!device) errors.push_back("[encoder].device: " + device.err().message);
+  else if (auto dtype = parse_dtype_name(s.encoder.options.dtype, *device); !dtype)
+    errors.push_back("[encoder].dtype: " + dtype.err().message);
   if (auto st = s.drift.validate(); !st) errors.push_back("[drift]: " + st.err().message);
   if (!s.view.http.empty()) {
     const auto address = parse_host_port(s.view.http);

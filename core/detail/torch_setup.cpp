@@ -1,5 +1,7 @@
 #include "core/detail/torch_setup.hpp"
 
+#include "core/device_names.hpp"
+
 namespace vlcache::detail {
 
 std::uint64_t preset_seed(const std::string& name) {
@@ -9,31 +11,22 @@ std::uint64_t preset_seed(const std::string& name) {
 }
 
 expected<at::Device> parse_device(const std::string& s) {
-  if (s == "cpu") return at::Device(at::kCPU);
-  if (s.rfind("cuda", 0) == 0) {
-    int index = 0;
-    if (s.size() > 4) {
-      if (s[4] != ':' || s.size() == 5 || s.find_first_not_of("0123456789", 5) != std::string::npos)
-        return error{errc::invalid_config, "device '" + s + "' (cpu, cuda or cuda:N)"};
-      index = std::stoi(s.substr(5));
-    }
-    if (!at::hasCUDA())
-      return error{errc::invalid_config, "device '" + s + "' requested, but this LibTorch has no CUDA"};
-    return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index));
-  }
-  return error{errc::invalid_config, "device '" + s + "' (cpu, cuda or cuda:N)"};
+  auto d = parse_device_name(s);
+  if (!d) return error{d.err().code, "device " + d.err().message};
+  if (!d->cuda) return at::Device(at::kCPU);
+  if (!at::hasCUDA()) return error{errc::invalid_config, "device '" + s + "' requested, but this LibTorch has no CUDA"};
+  return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(d->index));
 }
 
 expected<at::ScalarType> parse_dtype(const std::string& s, const at::Device& device, bool bf16_on_cpu) {
-  at::ScalarType t;
-  if (s == "f32") t = at::kFloat;
-  else if (s == "f16") t = at::kHalf;
-  else if (s == "bf16") t = at::kBFloat16;
-  else return error{errc::invalid_config, "dtype '" + s + "' (f32, f16 or bf16)"};
-  if (device.is_cpu() && t != at::kFloat && !(bf16_on_cpu && t == at::kBFloat16))
-    return error{errc::invalid_config, "dtype '" + s + "' is not supported on cpu (use f32" +
-                                           std::string(bf16_on_cpu ? " or bf16)" : ")")};
-  return t;
+  auto t = parse_dtype_name(s, device_name{device.is_cuda(), 0}, bf16_on_cpu);
+  if (!t) return error{t.err().code, "dtype " + t.err().message};
+  switch (*t) {
+    case dtype_name::f16: return at::kHalf;
+    case dtype_name::bf16: return at::kBFloat16;
+    case dtype_name::f32: break;
+  }
+  return at::kFloat;
 }
 
 }  // namespace vlcache::detail

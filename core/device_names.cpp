@@ -1,0 +1,26 @@
+#include "core/device_names.hpp"
+
+namespace vlcache {
+
+expected<device_name> parse_device_name(const std::string& s) {
+  if (s == "cpu") return device_name{};
+  if (s == "cuda") return device_name{true, 0};
+  if (s.rfind("cuda:", 0) == 0 && s.size() > 5 && s.size() <= 7 &&
+      s.find_first_not_of("0123456789", 5) == std::string::npos)
+    return device_name{true, std::stoi(s.substr(5))};
+  return error{errc::invalid_config, "'" + s + "' (cpu, cuda or cuda:N)"};
+}
+
+expected<dtype_name> parse_dtype_name(const std::string& s, const device_name& device, bool bf16_on_cpu) {
+  dtype_name t;
+  if (s == "f32") t = dtype_name::f32;
+  else if (s == "f16") t = dtype_name::f16;
+  else if (s == "bf16") t = dtype_name::bf16;
+  else return error{errc::invalid_config, "'" + s + "' (f32, f16 or bf16)"};
+  if (!device.cuda && t != dtype_name::f32 && !(bf16_on_cpu && t == dtype_name::bf16))
+    return error{errc::invalid_config, "'" + s + "' is not supported on cpu (use f32" +
+                                           std::string(bf16_on_cpu ? " or bf16)" : ")")};
+  return t;
+}
+
+}  // namespace vlcache
