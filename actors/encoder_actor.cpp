@@ -50,7 +50,7 @@ void attempt_failed(encoder_self self, std::size_t index) {
 }
 
 /// The node answered and encodes the pipeline's grid: it takes work again.
-void node_joined(encoder_self self, std::size_t index, caf::actor node) {
+void node_joined(encoder_self self, std::size_t index, encoder_node_actor node) {
   auto& s = self->state;
   auto& n = s.nodes[index];
   const bool first = !n.actor;  // a node that was down at the start joins; not a reconnection
@@ -91,9 +91,11 @@ bool reach_node(encoder_self self, std::size_t index) {
   constexpr auto limit = std::chrono::seconds(5);
   self->request(mm, limit, caf::connect_atom::value, n.host, n.port)
       .then(
-          [self, index, limit](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
+          [self, index, limit](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
             if (!ptr) return node_refused(self, index, "no actor is published there");
-            auto node = caf::actor_cast<caf::actor>(std::move(ptr));
+            if (ifs != self->system().message_types<encoder_node_actor>())
+              return node_refused(self, index, "the actor published there is not an encoder node");
+            auto node = caf::actor_cast<encoder_node_actor>(std::move(ptr));
             self->request(node, limit, encoder_info_atom::value)
                 .then(
                     [self, index, node](const remote_encoder_info& info) {

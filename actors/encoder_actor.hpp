@@ -27,6 +27,7 @@
 
 #include "actors/frame_messages.hpp"
 #include "actors/delivery_actor.hpp"
+#include "actors/remote_encoder.hpp"
 #include "core/shadow_check.hpp"
 #include "core/vision_encoder.hpp"
 
@@ -62,7 +63,7 @@ struct node_counters {
 
 /// A remote node as the encoder sees it.
 struct node_link {
-  caf::actor actor;
+  encoder_node_actor actor;
   std::string host;
   std::uint16_t port = 0;
   bool down = false;                  ///< its last batch failed: reach it again before the next
@@ -152,7 +153,7 @@ struct encoder_counters {
 /// The model runs in-process (`local`), or on remote nodes (with the grid
 /// they reported: `num_patches`, `image_size`).
 struct remote_node {
-  caf::actor actor;
+  encoder_node_actor actor;
   std::string host;  ///< where it listens: reached again after a failure
   std::uint16_t port = 0;
 };

@@ -18,14 +18,14 @@ void configure_link(caf::actor_system_config& cfg, const link_tls& tls) {
   cfg.load<caf::openssl::manager>();
 }
 
-caf::expected<caf::actor> reach_encoder_node(caf::actor_system& sys, const std::string& host, std::uint16_t port,
-                                             bool tls) {
-  if (tls) return caf::openssl::remote_actor(sys, host, port);
-  return sys.middleman().remote_actor(host, port);
+caf::expected<encoder_node_actor> reach_encoder_node(caf::actor_system& sys, const std::string& host,
+                                                    std::uint16_t port, bool tls) {
+  if (tls) return caf::openssl::remote_actor<encoder_node_actor>(sys, host, port);
+  return sys.middleman().remote_actor<encoder_node_actor>(host, port);
 }
 
-caf::expected<std::uint16_t> serve_encoder_node(caf::actor_system& sys, const caf::actor& node, const std::string& host,
-                                                std::uint16_t port, bool tls) {
+caf::expected<std::uint16_t> serve_encoder_node(caf::actor_system& sys, const encoder_node_actor& node,
+                                                const std::string& host, std::uint16_t port, bool tls) {
   if (tls) return caf::openssl::publish(node, port, host.c_str(), true);
   return sys.middleman().publish(node, port, host.c_str(), true);
 }
@@ -38,8 +38,7 @@ void announce_remote_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<remote_result>("remote_result");
 }
 
-caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<vision_encoder> encoder) {
-  (void)self;
+encoder_node_actor::behavior_type remote_encoder_node(std::shared_ptr<vision_encoder> encoder) {
   return {
       [encoder](encoder_info_atom) {
         const auto& c = encoder->config();
@@ -167,7 +166,7 @@ std::vector<expected<std::vector<frame_result>>> encode_remote(caf::actor_system
           wait = false;
         }
       });
-  for (const auto& b : batches) self->demonitor(b.node);
+  for (const auto& b : batches) self->demonitor(b.node.address());
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/behavior.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/typed_actor.hpp>
 #include <caf/meta/type_name.hpp>
 #include <memory>
 #include <string>
@@ -77,6 +78,13 @@ typename Inspector::result_type inspect(Inspector& f, remote_encoder_info& x) {
 
 using encoder_info_atom = caf::atom_constant<caf::atom("encinfo")>;
 
+/// The node's contract. A pipeline that reaches a node checks it: an actor
+/// published on the address with another interface is refused.
+using encoder_node_actor =
+    caf::typed_actor<caf::replies_to<encoder_info_atom>::with<remote_encoder_info>,
+                     caf::replies_to<remote_encode_request>::with<remote_encode_reply>,
+                     caf::reacts_to<end_stream_atom, stream_id>>;
+
 /// Announces the remote message types; both processes must call it.
 void announce_remote_types(caf::actor_system_config& cfg);
 
@@ -94,14 +102,14 @@ void configure_link(caf::actor_system_config& cfg, const link_tls& tls);
 
 /// The encoder node at host:port, over TLS when the system was configured
 /// with it; the error says why it cannot be reached.
-[[nodiscard]] caf::expected<caf::actor> reach_encoder_node(caf::actor_system& sys, const std::string& host,
+[[nodiscard]] caf::expected<encoder_node_actor> reach_encoder_node(caf::actor_system& sys, const std::string& host,
                                                            std::uint16_t port, bool tls);
 /// Serves `node` on host:port (TLS as configured); the bound port.
-[[nodiscard]] caf::expected<std::uint16_t> serve_encoder_node(caf::actor_system& sys, const caf::actor& node,
+[[nodiscard]] caf::expected<std::uint16_t> serve_encoder_node(caf::actor_system& sys, const encoder_node_actor& node,
                                                               const std::string& host, std::uint16_t port, bool tls);
 
 /// The node's actor: runs `encoder` for the requests of one pipeline.
-caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<vision_encoder> encoder);
+encoder_node_actor::behavior_type remote_encoder_node(std::shared_ptr<vision_encoder> encoder);
 
 /// The pipeline side: a vision_encoder::encode over the network (blocking;
 /// called from the encoder actor's own thread). Fails after `timeout`, or
@@ -110,7 +118,7 @@ caf::behavior remote_encoder_node(caf::event_based_actor* self, std::shared_ptr<
 /// so the nodes work in parallel; one result per batch, in order.
 /// `cancel`, when it becomes true, fails the wait within a fifth of a second.
 struct node_batch {
-  caf::actor node;
+  encoder_node_actor node;
   std::vector<frame_request> frames;
 };
 [[nodiscard]] std::vector<expected<std::vector<frame_result>>> encode_remote(

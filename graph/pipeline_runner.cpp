@@ -184,7 +184,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
       // Frames are encoded here until the node comes up (tried with backoff).
       std::printf("encoder: the node at %s is not reachable (%s); encoding here until it is\n", address.c_str(),
                   sys.render(node.error()).c_str());
-      backend.nodes.push_back({caf::actor{}, host, port});
+      backend.nodes.push_back({actors::encoder_node_actor{}, host, port});
       backend.remote_tls = spec.encoder.tls.enabled();
       continue;
     }
