@@ -33,7 +33,7 @@ void BM_blas(benchmark::State& state) {
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * k * n, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-#define SHAPES ->Args({15, 768, 768})->Args({15, 768, 3072})->Args({60, 768, 3072})->Args({120, 768, 3072})->Args({197, 768, 3072})->Args({788, 768, 3072})->Args({788, 3072, 768})->Unit(benchmark::kMillisecond)->UseRealTime()->UseRealTime()
+#define SHAPES ->Args({15, 768, 768})->Args({15, 768, 3072})->Args({15, 3072, 768})->Args({15, 768, 2304})->Args({60, 768, 3072})->Args({120, 768, 3072})->Args({197, 768, 3072})->Args({788, 768, 3072})->Args({788, 3072, 768})->Unit(benchmark::kMillisecond)->UseRealTime()->UseRealTime()
 BENCHMARK(BM_packed) SHAPES;
 BENCHMARK(BM_blas) SHAPES;
 

@@ -16,7 +16,13 @@ namespace vlcache {
 
 class packed_weight {
  public:
-  static constexpr int panel_width = 16;  ///< output columns per panel: 2 x 8 floats
+  /// Output columns per panel: two vector registers (2 x 16 floats with
+  /// AVX-512, 2 x 8 with AVX2; the build targets its machine's CPU).
+#if defined(__AVX512F__)
+  static constexpr int panel_width = 32;
+#else
+  static constexpr int panel_width = 16;
+#endif
 
   packed_weight() = default;
   /// `w` is [n, k] row-major (a torch Linear weight), `bias` [n] or null.
