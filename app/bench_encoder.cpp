@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <numeric>
 #include <nlohmann/json.hpp>
 
 #include "connectors/line_chart.hpp"
@@ -252,6 +253,11 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
   c->add_option("--store-dtype", o.store_dtype, "Keys and values of the token store: f32 or f16 (CPU)")
       ->default_val("f32")
       ->check(CLI::IsMember({"f32", "f16"}));
+  c->add_option("--weight-dtype", o.weight_dtype,
+                "The layers' weights in the CPU kernels: f32, or f16 (half the bytes to stream; the run "
+                "also reports how far f16 weights move the full forward from f32)")
+      ->default_val("f32")
+      ->check(CLI::IsMember({"f32", "f16"}));
   c->add_option("--sweep-tolerance", o.sweep_tolerance,
                 "Also run one stream at each layer tolerance (e.g. 0,0.05,0.1,0.2), same gate")
       ->delimiter(',')
@@ -276,7 +282,8 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
 }
 
 int run_bench_encoder(const bench_encoder_options& o) {
-  auto enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, o.layer_tolerance, o.store_dtype);
+  auto enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, o.layer_tolerance, o.store_dtype,
+                                    o.weight_dtype);
   if (!enc) return 2;
   gate_thresholds gate_cfg = graph::default_gate();
   if (!o.config.empty()) {
@@ -316,6 +323,30 @@ int run_bench_encoder(const bench_encoder_options& o) {
   if (o.streams > 1) counts.push_back(o.streams);
   out["layer_tolerance"] = o.layer_tolerance;
   out["store_dtype"] = o.store_dtype;
+  out["weight_dtype"] = o.weight_dtype;
+  if (o.weight_dtype == "f16") {
+    // What rounding the weights costs, apart from any reuse: the full
+    // forward with f16 weights against the same model's with f32 weights.
+    auto exact = load_encoder_or_report(o.model, o.device, o.dtype, o.threads);
+    if (!exact) return 2;
+    std::vector<double> cos;
+    const std::size_t checked = std::min<std::size_t>(frames, 8);
+    for (std::size_t f = 0; f < checked; ++f) {
+      auto a = enc->encode_full({data[0].pixels[f].data()});
+      auto b = exact->encode_full({data[0].pixels[f].data()});
+      if (!a || !b) {
+        std::fprintf(stderr, "error: %s\n", (!a ? a.err() : b.err()).message.c_str());
+        return 2;
+      }
+      const auto x = (*a)[0].features.to_vector(), y = (*b)[0].features.to_vector();
+      const std::int64_t dim = c.output_dim();
+      for (std::size_t t = 0; t * dim < x.size(); ++t) cos.push_back(token_cosine(&x[t * dim], &y[t * dim], dim));
+    }
+    const double mean = std::accumulate(cos.begin(), cos.end(), 0.0) / std::max<std::size_t>(1, cos.size());
+    out["weight_rounding"] = {{"frames", checked}, {"cosine_mean", mean}, {"cosine_p1", quantile(cos, 0.01)}};
+    std::printf("f16 weights: the full forward against f32 weights over %zu frames: cosine mean %.7f, p1 %.7f\n",
+                checked, mean, quantile(cos, 0.01));
+  }
   std::printf("%-8s %7s %9s %9s %9s %9s %9s %8s %6s %8s %8s %8s %9s\n", "streams", "frames", "share", "p95",
               "by layer", "full ms", "sparse ms", "speedup", "eff", "cos", "cos p1", "err/nv", "sig+gate");
   try {
@@ -382,7 +413,7 @@ int run_bench_encoder(const bench_encoder_options& o) {
     try {
       for (double tol : o.sweep_tolerance) {
         // The store's layout depends on the tolerance: one encoder each.
-        auto swept = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, tol, o.store_dtype);
+        auto swept = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, tol, o.store_dtype, o.weight_dtype);
         if (!swept) return 2;
         std::vector<stream_frames> one(data.begin(), data.begin() + 1);
         auto r = run_one(*swept, one, gate_cfg, drift_cfg, o.model);

@@ -26,6 +26,7 @@ struct bench_encoder_options {
   int top_r = 0;
   double layer_tolerance = 0.0;         ///< the encoder's layer-wise recompute (0: off)
   std::string store_dtype = "f32";      ///< the token store's keys and values: f32 or f16
+  std::string weight_dtype = "f32";     ///< the layers' packed weights: f32 or f16
   std::vector<double> sweep_tolerance;  ///< one-stream runs at each layer tolerance
   int threads = 0;
   std::string device = "cpu";

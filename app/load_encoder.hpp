@@ -14,9 +14,11 @@ namespace vlcache::app {
 inline std::unique_ptr<vision_encoder> load_encoder_or_report(const std::string& model, const std::string& device,
                                                               const std::string& dtype, int threads,
                                                               double layer_tolerance = 0.0,
-                                                              const std::string& store_dtype = "f32") {
+                                                              const std::string& store_dtype = "f32",
+                                                              const std::string& weight_dtype = "f32") {
   encoder_options o;
   o.store_dtype = store_dtype;
+  o.weight_dtype = weight_dtype;
   o.layer_tolerance = layer_tolerance;
   o.device = device;
   o.dtype = dtype;

@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
   node->add_option("--store-dtype", node_opts.options.store_dtype, "Token store keys and values: f32 or f16")
       ->default_val("f32")
       ->check(CLI::IsMember({"f32", "f16"}));
+  node->add_option("--weight-dtype", node_opts.options.weight_dtype,
+                   "The layers' weights in the CPU kernels: f32 or f16 (half the bytes)")
+      ->default_val("f32")
+      ->check(CLI::IsMember({"f32", "f16"}));
   node->add_option("--layer-tolerance", node_opts.options.layer_tolerance,
                    "Layer-wise recompute tolerance, as [encoder] layer_tolerance (0: off)")
       ->default_val(0.0)

@@ -26,7 +26,13 @@ class packed_weight {
 
   packed_weight() = default;
   /// `w` is [n, k] row-major (a torch Linear weight), `bias` [n] or null.
-  packed_weight(const float* w, int n, int k, const float* bias);
+  /// With `half`, the panels hold IEEE half-precision weights (rounded to
+  /// nearest), widened to f32 in registers: half the bytes to stream, which
+  /// is what few rows wait for; the arithmetic and the bias stay f32.
+  packed_weight(const float* w, int n, int k, const float* bias, bool half = false);
+
+  /// Whether half-precision panels can run here (F16C).
+  [[nodiscard]] static bool half_supported() noexcept;
 
   /// y[m, n] (row stride n) = x[m, k] W^T + b for panels [first, last).
   void apply(const float* x, int m, float* y, int first_panel, int last_panel) const;
@@ -35,10 +41,12 @@ class packed_weight {
   [[nodiscard]] int k() const noexcept { return k_; }
   [[nodiscard]] int panels() const noexcept { return (n_ + panel_width - 1) / panel_width; }
   [[nodiscard]] bool empty() const noexcept { return n_ == 0; }
+  [[nodiscard]] bool half() const noexcept { return !half_panels_.empty(); }
 
  private:
   int n_ = 0, k_ = 0;
-  std::vector<float> panels_;  // panels() x k x panel_width, zero-padded
+  std::vector<float> panels_;  // panels() x k x panel_width, zero-padded (f32)
+  std::vector<std::uint16_t> half_panels_;  // the same in half precision (instead)
   std::vector<float> bias_;    // panels() x panel_width, zero-padded
 };
 

@@ -195,6 +195,7 @@ struct vision_encoder::impl {
   at::ScalarType dtype = at::kFloat;
   bool cpu_kernels = true;  // CPU f32 and not aten_only
   bool store_f16 = false;   // keys and values stored in half precision (the CPU kernels only)
+  bool half_weights = false;  // the layers' packed weights in half precision (the CPU kernels only)
   double layer_tolerance = 0.0;
   std::map<stream_id, stream_store> streams;
   std::optional<store_budget> budget;  // set when bounded
@@ -710,6 +711,15 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
                                              std::to_string(p->cfg.head_dim())};
   if (p->store_f16 && options.layer_tolerance > 0)
     return error{errc::invalid_argument, "store_dtype f16 does not combine with layer_tolerance yet"};
+  if (options.weight_dtype != "f32" && options.weight_dtype != "f16")
+    return error{errc::invalid_argument, "weight_dtype '" + options.weight_dtype + "' (f32 or f16)"};
+  const bool half_weights = options.weight_dtype == "f16";
+  if (half_weights && !p->cpu_kernels)
+    return error{errc::invalid_argument, "weight_dtype f16 is for the CPU kernels (device cpu, dtype f32); on an "
+                                         "accelerator set dtype instead"};
+  if (half_weights && !packed_weight::half_supported())
+    return error{errc::invalid_argument, "weight_dtype f16 needs F16C, which this build's target CPU lacks"};
+  p->half_weights = half_weights;
   p->source = model;
   try {
     if (is_preset_name(model)) {
@@ -762,7 +772,7 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
       l.o = {l.o_w, l.o_b, {}};
       l.fc1 = {l.fc1_w, l.fc1_b, {}};
       l.fc2 = {l.fc2_w, l.fc2_b, {}};
-      for (auto* d : {&l.qkv, &l.o, &l.fc1, &l.fc2}) d->prepare(options.aten_only);
+      for (auto* d : {&l.qkv, &l.o, &l.fc1, &l.fc2}) d->prepare(options.aten_only, half_weights);
     }
     if (p->w.has_projector) {
       p->w.p1 = {p->w.p1_w, p->w.p1_b, {}};
@@ -809,6 +819,7 @@ std::string vision_encoder::description() const {
   if (c.projector_dim) os << ", projector to " << *c.projector_dim;
   if (impl_->layer_tolerance > 0) os << ", layer-wise recompute at tolerance " << impl_->layer_tolerance;
   if (impl_->store_f16) os << ", f16 token store";
+  if (impl_->half_weights) os << ", f16 weights";
   os << ", " << impl_->device.str() << " " << c10::toString(impl_->dtype);
   return os.str();
 }

@@ -48,6 +48,13 @@ struct encoder_options {
   /// "f16": keys and values of the token store in IEEE half precision on
   /// the CPU (half the memory; the arithmetic stays f32). "f32" by default.
   std::string store_dtype = "f32";
+  /// "f16": the transformer layers' weights in IEEE half precision in the
+  /// CPU kernels' packed panels, widened to f32 in registers (the arithmetic
+  /// stays f32). Few recomputed rows wait on streaming the weights, so half
+  /// the bytes is most of the sparse path's time; the full forward, which
+  /// uses the same weights, is not slowed. Every output moves by the
+  /// weights' rounding (measured by `bench encoder --weight-dtype f16`).
+  std::string weight_dtype = "f32";
 };
 
 struct full_output {

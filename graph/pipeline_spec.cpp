@@ -75,6 +75,9 @@ void read_encoder(table_reader& r, encoder_spec& e) {
   e.options.store_dtype = r.string("store_dtype").value_or("f32");
   if (e.options.store_dtype != "f32" && e.options.store_dtype != "f16")
     r.fail("store_dtype", "'" + e.options.store_dtype + "' (f32 or f16)");
+  e.options.weight_dtype = r.string("weight_dtype").value_or("f32");
+  if (e.options.weight_dtype != "f32" && e.options.weight_dtype != "f16")
+    r.fail("weight_dtype", "'" + e.options.weight_dtype + "' (f32 or f16)");
   e.batch_tokens = static_cast<int>(r.integer("batch_tokens", 1, 1 << 20).value_or(e.batch_tokens));
   e.batch_timeout_ms = r.number("batch_timeout_ms", 0.0, 60000.0).value_or(e.batch_timeout_ms);
 }
@@ -253,6 +256,9 @@ std::vector<std::string> validate(const pipeline_spec& s) {
     if (s.encoder.options.store_dtype != "f32")
       errors.push_back("[encoder].store_dtype: the remote node holds the token stores; start it with "
                        "--store-dtype instead");
+    if (s.encoder.options.weight_dtype != "f32")
+      errors.push_back("[encoder].weight_dtype: the remote node holds the weights; start it with "
+                       "--weight-dtype instead");
   }
   if (!s.encoder.remote.empty() && !s.encoder.fallback_local) {
     // The model is loaded on the nodes only.

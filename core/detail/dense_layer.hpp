@@ -17,12 +17,13 @@ struct dense {
   at::Tensor w, b;
   packed_weight packed;
 
-  void prepare(bool aten_only) {
+  /// `half`: the packed panels hold half-precision weights (core/small_gemm).
+  void prepare(bool aten_only, bool half = false) {
     if (!aten_only && w.device().is_cpu() && w.scalar_type() == at::kFloat) {
       auto wc = w.contiguous();
       auto bc = b.defined() ? b.contiguous() : at::Tensor();
-      packed = packed_weight(wc.data_ptr<float>(), static_cast<int>(wc.size(0)),
-                             static_cast<int>(wc.size(1)), bc.defined() ? bc.data_ptr<float>() : nullptr);
+      packed = packed_weight(wc.data_ptr<float>(), static_cast<int>(wc.size(0)), static_cast<int>(wc.size(1)),
+                             bc.defined() ? bc.data_ptr<float>() : nullptr, half);
       w = at::Tensor();  // the packed copy is the only one used from here on
       b = at::Tensor();
     }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <numeric>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -400,6 +402,41 @@ TEST(f16_store, halves_the_store_and_stays_close_to_f32) {
   bad = {};
   bad.store_dtype = "f8";
   expect_load_error(dir + "llava_new", {"store_dtype 'f8' (f32 or f16)"}, bad);
+}
+
+// Weights in half precision in the CPU kernels: the full forward within the
+// weights' rounding of f32's; with every token missed the sparse path is
+// that same model's full forward (the invariant holds per weight precision);
+// an unchanged frame still costs nothing.
+TEST(f16_weights, stay_within_rounding_and_keep_the_invariants) {
+  auto ref_set = *weight_set::open_file(dir + "sparse_reference.safetensors");
+  const auto pixels = *ref_set.read_f32("pixel_values", {7, 3, 32, 32});
+  encoder_options half;
+  half.weight_dtype = "f16";
+  auto f32 = load(dir + "llava_new");
+  auto f16 = std::move(*vision_encoder::load(dir + "llava_new", half));
+  EXPECT_NE(f16->description().find("f16 weights"), std::string::npos);
+  const auto exact = (*f32->encode_full({pixels.data()}))[0].features.to_vector();
+  const auto rounded = (*f16->encode_full({pixels.data()}))[0].features.to_vector();
+  const double err = rel_error(rounded, exact);
+  EXPECT_LE(err, 5e-3);
+  EXPECT_GT(err, 0.0) << "the weights really are rounded";
+  std::vector<int> all(16);
+  std::iota(all.begin(), all.end(), 0);
+  ASSERT_TRUE(f16->encode({{0, pixels.data(), {}, true}}));
+  auto every = f16->encode({{0, pixels.data() + 3072, all, false}});
+  ASSERT_TRUE(every);
+  const auto full = (*f16->encode_full({pixels.data() + 3072}))[0].features.to_vector();
+  EXPECT_LE(rel_error((*every)[0].features.to_vector(), full), 1e-5);
+  auto unchanged = f16->encode({{0, pixels.data() + 3072, {}, false}});
+  ASSERT_TRUE(unchanged);
+  EXPECT_EQ((*unchanged)[0].computed, 0);
+  encoder_options bad = half;
+  bad.aten_only = true;
+  expect_load_error(dir + "llava_new", {"weight_dtype f16 is for the CPU kernels"}, bad);
+  bad = {};
+  bad.weight_dtype = "int8";
+  expect_load_error(dir + "llava_new", {"weight_dtype 'int8' (f32 or f16)"}, bad);
 }
 
 }  // namespace
