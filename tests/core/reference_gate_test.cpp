@@ -166,7 +166,8 @@ TEST(reference_gate, validates_thresholds) {
 // A camera's view: a smooth background (left half striped, right half a
 // gentle gradient), shifted `shift` pixels to the left, with fresh Gaussian
 // sensor noise each frame and optionally an object over positions 5, 6, 9, 10.
-std::vector<std::uint8_t> camera_frame(unsigned frame, double sigma, int shift = 0, bool object = false) {
+std::vector<std::uint8_t> camera_frame(unsigned frame, double sigma, int shift = 0, bool object = false,
+                                       double light = 0) {
   std::mt19937 rng(1000 + frame);
   std::normal_distribution<double> noise(0.0, sigma);
   std::vector<std::uint8_t> px(size * size * 3);
@@ -176,7 +177,7 @@ std::vector<std::uint8_t> camera_frame(unsigned frame, double sigma, int shift =
       const double bg = u < 32 ? 110 + 40 * std::sin(u * 0.4) : 90 + 1.5 * u + 0.5 * y;
       const bool inside = object && x >= 16 && x < 48 && y >= 16 && y < 48;
       for (int c = 0; c < 3; ++c) {
-        const double v = inside ? (c == 0 ? 220.0 : 30.0) : bg;
+        const double v = (inside ? (c == 0 ? 220.0 : 30.0) : bg) + light;
         px[(y * size + x) * 3 + c] = static_cast<std::uint8_t>(std::clamp(v + noise(rng), 0.0, 255.0) + 0.5);
       }
     }
@@ -230,6 +231,17 @@ TEST(reference_gate, noise_floor_keeps_sensor_noise_a_hit_and_an_object_misses_i
   auto first = fresh.decide(0, sign(camera_frame(11, sigma, 0, true)));
   ASSERT_TRUE(first);
   for (int pos : {5, 6, 9, 10}) EXPECT_EQ(first->miss[pos], 1) << pos;
+}
+
+TEST(reference_gate, a_light_switched_on_over_a_noisy_view_misses_everywhere_in_its_frame) {
+  constexpr double sigma = 10;
+  auto adaptive = make_gate(noise_robust(true));
+  // Frames 0-10 in the dark with noise, frame 11 with the light on (+40 levels).
+  const auto misses = run_frames(adaptive, 12, [](int f) { return camera_frame(f, sigma, 0, false, f == 11 ? 40 : 0); });
+  int dark = 0;
+  for (int f = 1; f <= 10; ++f) dark += misses[f];
+  EXPECT_LE(dark, 2) << "the noise alone stays a hit";
+  EXPECT_EQ(misses[11], 16) << "every position is recomputed in the frame the light comes on";
 }
 
 TEST(reference_gate, a_pan_is_not_taken_for_noise) {
