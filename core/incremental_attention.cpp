@@ -14,16 +14,12 @@ using simd::store8;
 using simd::v8f;
 using v8i = int __attribute__((vector_size(32)));
 #if defined(__AVX512F__)
-// Sixteen floats: one zmm register. Halves the loads and FMAs of the two
-// loops that dominate an update (scores against the changed keys, and the
+// Sixteen floats per register halve the loads and FMAs of the two loops
+// that dominate an update (scores against the changed keys, and the
 // weighted sums over their values) where the machine has AVX-512.
-using v16f = float __attribute__((vector_size(64)));
-inline v16f load16(const float* p) {
-  v16f v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store16(float* p, v16f v) { std::memcpy(p, &v, sizeof v); }
+using simd::v16f;
+inline v16f load16(const float* p) { return simd::load<v16f>(p); }
+inline void store16(float* p, v16f v) { simd::store(p, v); }
 #endif
 
 /// exp of eight floats: Cephes' expf (range reduction by ln 2, degree-6
@@ -139,72 +135,46 @@ void change_scores(const float* q, const float* ko, const float* kn, int dh, int
 }
 
 /// num = (num - sum e_old v_old) * f + sum e_new v_new, out = num / z, for
-/// one head of VECS x 8 dimensions held in registers (independent sums).
-template <int VECS>
+/// one head of VECS vectors of type V held in registers (independent sums).
+template <class V, int VECS>
 void update_sum(float* num, float* out, const float* e_old, const float* v_old, const float* e_new,
                 const float* v_new, int n, int w, float f, float z) {
-  v8f acc[VECS];
-  for (int i = 0; i < VECS; ++i) acc[i] = load8(num + 8 * i);
+  constexpr int L = simd::lanes<V>;
+  V acc[VECS];
+  for (int i = 0; i < VECS; ++i) acc[i] = simd::load<V>(num + L * i);
   for (int t = 0; t < n; ++t) {
     const float e = e_old[t];
     const float* v = v_old + static_cast<std::int64_t>(t) * w;
 #pragma GCC unroll 16
-    for (int i = 0; i < VECS; ++i) acc[i] -= e * load8(v + 8 * i);
+    for (int i = 0; i < VECS; ++i) acc[i] -= e * simd::load<V>(v + L * i);
   }
   for (int i = 0; i < VECS; ++i) acc[i] *= f;
   for (int t = 0; t < n; ++t) {
     const float e = e_new[t];
     const float* v = v_new + static_cast<std::int64_t>(t) * w;
 #pragma GCC unroll 16
-    for (int i = 0; i < VECS; ++i) acc[i] += e * load8(v + 8 * i);
+    for (int i = 0; i < VECS; ++i) acc[i] += e * simd::load<V>(v + L * i);
   }
   for (int i = 0; i < VECS; ++i) {
-    store8(num + 8 * i, acc[i]);
-    store8(out + 8 * i, acc[i] / z);
+    simd::store(num + L * i, acc[i]);
+    simd::store(out + L * i, acc[i] / z);
   }
 }
-
-#if defined(__AVX512F__)
-/// update_sum with sixteen dimensions per register.
-template <int VECS>
-void update_sum16(float* num, float* out, const float* e_old, const float* v_old, const float* e_new,
-                  const float* v_new, int n, int w, float f, float z) {
-  v16f acc[VECS];
-  for (int i = 0; i < VECS; ++i) acc[i] = load16(num + 16 * i);
-  for (int t = 0; t < n; ++t) {
-    const float e = e_old[t];
-    const float* v = v_old + static_cast<std::int64_t>(t) * w;
-#pragma GCC unroll 8
-    for (int i = 0; i < VECS; ++i) acc[i] -= e * load16(v + 16 * i);
-  }
-  for (int i = 0; i < VECS; ++i) acc[i] *= f;
-  for (int t = 0; t < n; ++t) {
-    const float e = e_new[t];
-    const float* v = v_new + static_cast<std::int64_t>(t) * w;
-#pragma GCC unroll 8
-    for (int i = 0; i < VECS; ++i) acc[i] += e * load16(v + 16 * i);
-  }
-  for (int i = 0; i < VECS; ++i) {
-    store16(num + 16 * i, acc[i]);
-    store16(out + 16 * i, acc[i] / z);
-  }
-}
-#endif
 
 void update_sum_any(float* num, float* out, const float* e_old, const float* v_old, const float* e_new,
                     const float* v_new, int n, int w, int dh, float f, float z) {
 #if defined(__AVX512F__)
   switch (dh) {
-    case 32: update_sum16<2>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
-    case 64: update_sum16<4>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
-    case 128: update_sum16<8>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
+    case 32: update_sum<v16f, 2>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
+    case 64: update_sum<v16f, 4>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
+    case 128: update_sum<v16f, 8>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
     default: break;
   }
 #endif
   switch (dh) {
-    case 32: update_sum<4>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
-    case 64: update_sum<8>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
-    case 128: update_sum<16>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
+    case 32: update_sum<v8f, 4>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
+    case 64: update_sum<v8f, 8>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
+    case 128: update_sum<v8f, 16>(num, out, e_old, v_old, e_new, v_new, n, w, f, z); return;
     default: break;
   }
   for (int d = 0; d < dh; d += 8) {

@@ -1,5 +1,7 @@
 #include "core/small_gemm.hpp"
 
+#include "core/detail_simd.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -12,20 +14,18 @@ namespace {
 
 // One vector register of floats: 16 with AVX-512 (32 zmm registers: a
 // 12 x 32 tile, 24 sums), 8 with AVX2 (16 ymm: the classic 6 x 16 tile).
-constexpr int lanes = packed_weight::panel_width / 2;
-using vec = float __attribute__((vector_size(lanes * sizeof(float))));
 #if defined(__AVX512F__)
+using vec = simd::v16f;
 constexpr int max_rows = 12;
 #else
+using vec = simd::v8f;
 constexpr int max_rows = 6;
 #endif
+constexpr int lanes = simd::lanes<vec>;
+static_assert(2 * lanes == packed_weight::panel_width, "a panel is two vector registers wide");
 
-inline vec load(const float* p) {
-  vec v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
+inline vec load(const float* p) { return simd::load<vec>(p); }
+inline void store(float* p, vec v) { simd::store(p, v); }
 
 #if defined(__F16C__)
 // GCC 12's _mm512_cvtph_ps passes an undefined vector as its unused mask
