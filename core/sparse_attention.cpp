@@ -125,11 +125,8 @@ void store_keys(const attention_frame& f, const attention_shape& s, const float*
 
 namespace {
 
-/// row[t] += qd * k[t] over one key dimension of every token, keys as
-/// stored (f32, auto-vectorised; or half, converted eight at a time).
-void add_scaled(float* row, float qd, const float* k, int n) {
-  for (int t = 0; t < n; ++t) row[t] += qd * k[t];
-}
+/// row[t] += qd * k[t] over one key dimension of every token, keys stored
+/// in half precision (converted eight at a time).
 void add_scaled(float* row, float qd, const std::uint16_t* k, int n) {
   int t = 0;
   for (; t + 8 <= n; t += 8) store8(row + t, load8(row + t) + qd * load8h(k + t));
@@ -137,6 +134,73 @@ void add_scaled(float* row, float qd, const std::uint16_t* k, int n) {
     float tail[8];
     from_half(k + t, tail, n - t);
     for (int j = 0; t + j < n; ++j) row[t + j] += qd * tail[j];
+  }
+}
+
+#if defined(__AVX512F__)
+using key_vec = simd::v16f;
+#else
+using key_vec = simd::v8f;
+#endif
+constexpr int key_lanes = simd::lanes<key_vec>;
+
+/// Scores of QB queries against KB x key_lanes keys, summed over the head's
+/// dimensions in registers (no row is loaded and stored per dimension): a
+/// small GEMM tile, the keys' vectors loaded once for all QB queries.
+template <int QB, int KB>
+void scores_tile(const float* const* q, const float* kt, int dh, int n, int t0, float* const* rows) {
+  key_vec acc[QB][KB] = {};
+  for (int d = 0; d < dh; ++d) {
+    const float* k = kt + static_cast<std::int64_t>(d) * n + t0;
+    key_vec kv[KB];
+    for (int b = 0; b < KB; ++b) kv[b] = simd::load<key_vec>(k + b * key_lanes);
+#pragma GCC unroll 4
+    for (int i = 0; i < QB; ++i) {
+      const float qd = q[i][d];
+      for (int b = 0; b < KB; ++b) acc[i][b] += qd * kv[b];
+    }
+  }
+  for (int i = 0; i < QB; ++i)
+    for (int b = 0; b < KB; ++b) simd::store(rows[i] + t0 + b * key_lanes, acc[i][b]);
+}
+
+/// f32 keys: tiles of up to 4 queries x 2 key vectors; the keys past the
+/// last whole vector the plain way.
+void scores_head_f32(const attention_frame& f, const attention_shape& s, int head, float* base, const float* k_t) {
+  const int w = s.width(), dh = s.head_dim, n = s.tokens;
+  const float* kt = k_t + static_cast<std::int64_t>(head) * dh * n;
+  const int whole = n / key_lanes * key_lanes;
+  for (int i0 = 0; i0 < f.m; i0 += 4) {
+    const int qb = std::min(4, f.m - i0);
+    const float* q[4];
+    float* rows[4];
+    for (int i = 0; i < qb; ++i) {
+      q[i] = f.q + static_cast<std::int64_t>(i0 + i) * w + head * dh;
+      rows[i] = base + static_cast<std::int64_t>(i0 + i) * n;
+    }
+    int t0 = 0;
+    for (; t0 + 2 * key_lanes <= whole; t0 += 2 * key_lanes) {
+      switch (qb) {
+        case 4: scores_tile<4, 2>(q, kt, dh, n, t0, rows); break;
+        case 3: scores_tile<3, 2>(q, kt, dh, n, t0, rows); break;
+        case 2: scores_tile<2, 2>(q, kt, dh, n, t0, rows); break;
+        default: scores_tile<1, 2>(q, kt, dh, n, t0, rows); break;
+      }
+    }
+    for (; t0 < whole; t0 += key_lanes) {
+      switch (qb) {
+        case 4: scores_tile<4, 1>(q, kt, dh, n, t0, rows); break;
+        case 3: scores_tile<3, 1>(q, kt, dh, n, t0, rows); break;
+        case 2: scores_tile<2, 1>(q, kt, dh, n, t0, rows); break;
+        default: scores_tile<1, 1>(q, kt, dh, n, t0, rows); break;
+      }
+    }
+    for (int i = 0; i < qb; ++i)
+      for (int t = whole; t < n; ++t) {
+        float acc = 0;
+        for (int d = 0; d < dh; ++d) acc += q[i][d] * kt[static_cast<std::int64_t>(d) * n + t];
+        rows[i][t] = acc;
+      }
   }
 }
 
@@ -157,7 +221,7 @@ void scores_head(const attention_frame& f, const attention_shape& s, int head, f
 void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores) {
   float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * s.tokens;
   if (f.k_t16 != nullptr) scores_head(f, s, head, base, f.k_t16);
-  else scores_head(f, s, head, base, f.k_t);
+  else scores_head_f32(f, s, head, base, f.k_t);
 }
 
 namespace {
