@@ -23,4 +23,9 @@ expected<dtype_name> parse_dtype_name(const std::string& s, const device_name& d
   return t;
 }
 
+expected<bool> parse_half_name(const std::string& s) {
+  if (s == "f32" || s == "f16") return s == "f16";
+  return error{errc::invalid_config, "'" + s + "' (f32 or f16)"};
+}
+
 }  // namespace vlcache

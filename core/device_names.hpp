@@ -24,5 +24,8 @@ enum class dtype_name { f32, f16, bf16 };
 /// it on the CPU (the language model: oneDNN's bf16 products on AVX512-BF16).
 [[nodiscard]] expected<dtype_name> parse_dtype_name(const std::string& s, const device_name& device,
                                                     bool bf16_on_cpu = false);
+/// "f32" or "f16": how the CPU kernels hold a token store or a weight set
+/// (store_dtype, weight_dtype). True for half precision.
+[[nodiscard]] expected<bool> parse_half_name(const std::string& s);
 
 }  // namespace vlcache

@@ -204,10 +204,11 @@ void scores_head_f32(const attention_frame& f, const attention_shape& s, int hea
   }
 }
 
-template <typename T>
-void scores_head(const attention_frame& f, const attention_shape& s, int head, float* base, const T* k_t) {
+/// Keys in half precision: one query at a time, one key dimension at a time.
+void scores_head_f16(const attention_frame& f, const attention_shape& s, int head, float* base,
+                     const std::uint16_t* k_t) {
   const int w = s.width(), dh = s.head_dim, n = s.tokens;
-  const T* kt = k_t + static_cast<std::int64_t>(head) * dh * n;
+  const std::uint16_t* kt = k_t + static_cast<std::int64_t>(head) * dh * n;
   for (int i = 0; i < f.m; ++i) {
     const float* q = f.q + static_cast<std::int64_t>(i) * w + head * dh;
     float* row = base + static_cast<std::int64_t>(i) * n;
@@ -220,7 +221,7 @@ void scores_head(const attention_frame& f, const attention_shape& s, int head, f
 
 void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores) {
   float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * s.tokens;
-  if (f.k_t16 != nullptr) scores_head(f, s, head, base, f.k_t16);
+  if (f.k_t16 != nullptr) scores_head_f16(f, s, head, base, f.k_t16);
   else scores_head_f32(f, s, head, base, f.k_t);
 }
 

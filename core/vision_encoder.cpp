@@ -20,6 +20,7 @@
 #include "core/detail/torch_setup.hpp"
 #include "core/safetensors.hpp"
 #include "core/incremental_attention.hpp"
+#include "core/device_names.hpp"
 #include "core/small_gemm.hpp"
 #include "core/sparse_attention.hpp"
 
@@ -700,9 +701,9 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
     return error{errc::invalid_argument, "layer_tolerance must be a finite number >= 0 (0 = off), got " +
                                              std::to_string(options.layer_tolerance)};
   p->layer_tolerance = options.layer_tolerance;
-  if (options.store_dtype != "f32" && options.store_dtype != "f16")
-    return error{errc::invalid_argument, "store_dtype '" + options.store_dtype + "' (f32 or f16)"};
-  p->store_f16 = options.store_dtype == "f16";
+  const auto store_half = parse_half_name(options.store_dtype);
+  if (!store_half) return error{errc::invalid_argument, "store_dtype " + store_half.err().message};
+  p->store_f16 = *store_half;
   if (p->store_f16 && !p->cpu_kernels)
     return error{errc::invalid_argument, "store_dtype f16 is for the CPU kernels (device cpu, dtype f32); on an "
                                          "accelerator set dtype instead"};
@@ -711,9 +712,9 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
                                              std::to_string(p->cfg.head_dim())};
   if (p->store_f16 && options.layer_tolerance > 0)
     return error{errc::invalid_argument, "store_dtype f16 does not combine with layer_tolerance yet"};
-  if (options.weight_dtype != "f32" && options.weight_dtype != "f16")
-    return error{errc::invalid_argument, "weight_dtype '" + options.weight_dtype + "' (f32 or f16)"};
-  const bool half_weights = options.weight_dtype == "f16";
+  const auto weight_half = parse_half_name(options.weight_dtype);
+  if (!weight_half) return error{errc::invalid_argument, "weight_dtype " + weight_half.err().message};
+  const bool half_weights = *weight_half;
   if (half_weights && !p->cpu_kernels)
     return error{errc::invalid_argument, "weight_dtype f16 is for the CPU kernels (device cpu, dtype f32); on an "
                                          "accelerator set dtype instead"};

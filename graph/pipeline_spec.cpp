@@ -72,12 +72,11 @@ void read_encoder(table_reader& r, encoder_spec& e) {
   e.options.dtype = r.string("dtype").value_or(e.options.dtype);
   e.options.threads = static_cast<int>(r.integer("threads", 0, 1024).value_or(0));
   e.options.layer_tolerance = r.number("layer_tolerance", 0.0, 1e6).value_or(0.0);
-  e.options.store_dtype = r.string("store_dtype").value_or("f32");
-  if (e.options.store_dtype != "f32" && e.options.store_dtype != "f16")
-    r.fail("store_dtype", "'" + e.options.store_dtype + "' (f32 or f16)");
-  e.options.weight_dtype = r.string("weight_dtype").value_or("f32");
-  if (e.options.weight_dtype != "f32" && e.options.weight_dtype != "f16")
-    r.fail("weight_dtype", "'" + e.options.weight_dtype + "' (f32 or f16)");
+  for (auto [key, value] : {std::pair<const char*, std::string*>{"store_dtype", &e.options.store_dtype},
+                             {"weight_dtype", &e.options.weight_dtype}}) {
+    *value = r.string(key).value_or("f32");
+    if (auto half = parse_half_name(*value); !half) r.fail(key, half.err().message);
+  }
   e.batch_tokens = static_cast<int>(r.integer("batch_tokens", 1, 1 << 20).value_or(e.batch_tokens));
   e.batch_timeout_ms = r.number("batch_timeout_ms", 0.0, 60000.0).value_or(e.batch_timeout_ms);
 }
