@@ -172,6 +172,10 @@ void add_bench_answers_command(CLI::App& bench, bench_answers_options& o) {
   c->add_option("--layer-tolerance", o.layer_tolerance, "Cached path: layer-wise recompute tolerance (0: off)")
       ->default_val(0.0)
       ->check(CLI::NonNegativeNumber);
+  c->add_option("--change-tolerance", o.change_tolerance,
+                "Cached path: relative change of a visual token that its KV is recomputed for, as [llm] "
+                "change_tolerance (default: the pipeline's)")
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--json", o.json, "Write the figures as JSON");
   c->add_option("--plot", o.plot, "Time to first token per answered frame, both ways (PNG)");
 }
@@ -197,6 +201,7 @@ int run_bench_answers(const bench_answers_options& o) {
   answer_options full_opts, cached_opts;  // the pipeline's defaults, greedy
   full_opts.sampling.max_new_tokens = cached_opts.sampling.max_new_tokens = o.max_new_tokens;
   full_opts.reuse.enabled = false;
+  if (o.change_tolerance >= 0) cached_opts.reuse.change_tolerance = o.change_tolerance;
   auto full_llm = answerer::load(o.model, "", lo, full_opts);
   auto cached_llm = answerer::load(o.model, "", lo, cached_opts);
   if (!full_llm || !cached_llm) {
@@ -205,7 +210,11 @@ int run_bench_answers(const bench_answers_options& o) {
   }
   if ((*full_llm)->model().random_weights())
     std::fprintf(stderr, "NOTICE: random weights: the answers mean nothing; give a trained snapshot\n");
-  nlohmann::json j{{"model", o.model}, {"every", o.every}, {"runs", nlohmann::json::array()}};
+  nlohmann::json j{{"model", o.model},
+                   {"every", o.every},
+                   {"layer_tolerance", o.layer_tolerance},
+                   {"change_tolerance", cached_opts.reuse.change_tolerance},
+                   {"runs", nlohmann::json::array()}};
   connectors::chart_spec chart;
   chart.title = "vlcache bench answers: time to first token per answered frame";
   chart.x_label = "answered frame";

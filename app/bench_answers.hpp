@@ -24,6 +24,7 @@ struct bench_answers_options {
   int threads = 0;
   double layer_tolerance = 0.0;  ///< the cached path's layer-wise recompute, as [encoder] layer_tolerance
   std::string store_dtype = "f32";  ///< the cached path's token store, as [encoder] store_dtype
+  double change_tolerance = -1;     ///< the cached path's KV reuse, as [llm] change_tolerance; < 0: its default
   std::string json;
   std::string plot;
 };

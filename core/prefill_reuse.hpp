@@ -33,7 +33,12 @@ struct reuse_options {
   /// from changed tokens before it: the error gathers towards the end.
   int recompute_last = 0;
   int recompute_deviation = 0;     ///< also the N unchanged image tokens that deviate most
-  double change_tolerance = 0.0;   ///< relative L2 change above which a token is changed; 0 = any change
+  /// Relative L2 change above which a token is changed; 0 = any change. Not
+  /// 0 by default: a layer-wise recomputing encoder refreshes every token's
+  /// attention a little each frame, and at 0 those slight moves would make
+  /// every prefill a full one. The reference keeps the features a token's
+  /// K/V were computed with, so small moves that add up are still caught.
+  double change_tolerance = 0.05;
   int full_every = 0;              ///< a full prefill every N prefills of a stream; 0 = only when needed
 };
 

@@ -98,7 +98,7 @@ void read_llm(table_reader& r, llm_spec& l) {
   a.reuse.recompute_first = static_cast<int>(r.integer("recompute_first", 0, 1 << 20).value_or(a.reuse.recompute_first));
   a.reuse.recompute_last = static_cast<int>(r.integer("recompute_last", 0, 1 << 20).value_or(0));
   a.reuse.recompute_deviation = static_cast<int>(r.integer("recompute_deviation", 0, 1 << 20).value_or(0));
-  a.reuse.change_tolerance = r.number("change_tolerance", 0.0, 1e6).value_or(0.0);
+  a.reuse.change_tolerance = r.number("change_tolerance", 0.0, 1e6).value_or(a.reuse.change_tolerance);
   a.reuse.full_every = static_cast<int>(r.integer("full_every", 0, 1 << 30).value_or(0));
   l.policy.every_n_frames = static_cast<int>(r.integer("every_n_frames", 0, 1 << 30).value_or(l.policy.every_n_frames));
   l.policy.change_threshold = r.number("change_threshold", 0.0, 1.0).value_or(0.0);

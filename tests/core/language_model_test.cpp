@@ -448,6 +448,38 @@ TEST(prefill_reuse, partial_change_recomputes_the_changed_tokens_and_stays_close
   EXPECT_LT(err, 0.2);
 }
 
+// The default tolerance: slight moves of every token (what a layer-wise
+// recomputing encoder makes of an unchanged patch) keep their K/V, and moves
+// that add up against the features the K/V were computed with are caught.
+TEST(prefill_reuse, slight_moves_keep_their_kv_until_they_add_up) {
+  reuse_fixture fx;
+  reuse_options o;
+  o.recompute_first = 0;
+  ASSERT_GT(o.change_tolerance, 0.0);
+  prefill_cache cache(*fx.lm, o);
+  ASSERT_TRUE(cache.prefill(1, fx.prompt, fx.h(fx.base)));
+  // Each token moved by a fixed share of the tolerance, along the token itself.
+  const float step = static_cast<float>(o.change_tolerance) * 0.4f;
+  auto moved = fx.base;
+  int recomputed_at = -1;
+  for (int round = 1; round <= 4 && recomputed_at < 0; ++round) {
+    for (auto& v : moved) v += v * step;
+    auto r = cache.prefill(1, fx.prompt, fx.h(moved));
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->full);
+    if (r->image_recomputed > 0) {
+      EXPECT_EQ(r->image_recomputed, 16);  // every token crossed the tolerance together
+      recomputed_at = round;
+    }
+  }
+  // 0.4, 0.808, 1.224 times the tolerance from the reference: the third move crosses it.
+  EXPECT_EQ(recomputed_at, 3);
+  // Right after, every token's reference is the new features: nothing is stale.
+  auto again = cache.prefill(1, fx.prompt, fx.h(moved));
+  EXPECT_EQ(again->image_recomputed, 0);
+  EXPECT_LT(rel_error(again->logits.data(), fx.full_logits(moved).to_vector()), 1e-5);
+}
+
 TEST(prefill_reuse, a_new_prefix_or_size_runs_in_full) {
   reuse_fixture fx;
   reuse_options o;
