@@ -17,6 +17,31 @@ inline v8f load8(const float* p) {
 }
 inline void store8(float* p, v8f v) { std::memcpy(p, &v, sizeof v); }
 
+using v8i = int __attribute__((vector_size(32)));
+
+/// exp of eight floats: Cephes' expf (range reduction by ln 2, degree-6
+/// polynomial, about 1 ulp); arguments are clamped to [-87.3, 88.4].
+inline v8f exp8(v8f x) {
+  const v8f hi = v8f{} + 88.3762626647949f, lo = v8f{} - 87.3365478515625f;
+  x = x < hi ? x : hi;
+  x = x > lo ? x : lo;
+  const v8f fx = x * 1.44269504088896341f + 0.5f;
+  v8f fn = __builtin_convertvector(__builtin_convertvector(fx, v8i), v8f);
+  fn = fn > fx ? fn - 1.0f : fn;  // floor
+  x = x - fn * 0.693359375f + fn * 2.12194440e-4f;
+  const v8f x2 = x * x;
+  v8f y = x * 1.9875691500e-4f + 1.3981999507e-3f;
+  y = y * x + 8.3334519073e-3f;
+  y = y * x + 4.1665795894e-2f;
+  y = y * x + 1.6666665459e-1f;
+  y = y * x + 5.0000001201e-1f;
+  y = y * x2 + x + 1.0f;
+  const v8i bits = (__builtin_convertvector(fn, v8i) + 127) << 23;
+  v8f scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return y * scale;
+}
+
 #if defined(__AVX512F__)
 /// Sixteen floats: one zmm register, where the build machine has AVX-512.
 using v16f = float __attribute__((vector_size(64)));

@@ -9,10 +9,10 @@
 namespace vlcache {
 namespace {
 
+using simd::exp8;
 using simd::load8;
 using simd::store8;
 using simd::v8f;
-using v8i = int __attribute__((vector_size(32)));
 #if defined(__AVX512F__)
 // Sixteen floats per register halve the loads and FMAs of the two loops
 // that dominate an update (scores against the changed keys, and the
@@ -21,29 +21,6 @@ using simd::v16f;
 inline v16f load16(const float* p) { return simd::load<v16f>(p); }
 inline void store16(float* p, v16f v) { simd::store(p, v); }
 #endif
-
-/// exp of eight floats: Cephes' expf (range reduction by ln 2, degree-6
-/// polynomial, about 1 ulp); arguments are clamped to [-87.3, 88.4].
-v8f exp8(v8f x) {
-  const v8f hi = v8f{} + 88.3762626647949f, lo = v8f{} - 87.3365478515625f;
-  x = x < hi ? x : hi;
-  x = x > lo ? x : lo;
-  const v8f fx = x * 1.44269504088896341f + 0.5f;
-  v8f fn = __builtin_convertvector(__builtin_convertvector(fx, v8i), v8f);
-  fn = fn > fx ? fn - 1.0f : fn;  // floor
-  x = x - fn * 0.693359375f + fn * 2.12194440e-4f;
-  const v8f x2 = x * x;
-  v8f y = x * 1.9875691500e-4f + 1.3981999507e-3f;
-  y = y * x + 8.3334519073e-3f;
-  y = y * x + 4.1665795894e-2f;
-  y = y * x + 1.6666665459e-1f;
-  y = y * x + 5.0000001201e-1f;
-  y = y * x2 + x + 1.0f;
-  const v8i bits = (__builtin_convertvector(fn, v8i) + 127) << 23;
-  v8f scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return y * scale;
-}
 
 /// e[j] = exp(s[j] - m) for j < n (s padded to a multiple of 8); returns their sum.
 float exps(const float* s, float m, int n, float* e) {

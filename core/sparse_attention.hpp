@@ -41,6 +41,13 @@ void store_keys(const attention_frame& f, const attention_shape& s, const float*
                 const std::int64_t* tokens, int count);
 /// scores[score_offset + (h * m + i) * tokens + t] = q_i,h . k_t,h
 void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores);
+/// The softmax of one head's score rows of the frame, in place, in plain
+/// vector loops (a library softmax over every row of the batch was four
+/// passes and as many calls per layer). With `row_max` and `row_sum` ([m]
+/// each) a row's maximum and its sum of exp(score - maximum) are kept: the
+/// running state incremental attention starts from.
+void attention_softmax(const attention_frame& f, const attention_shape& s, int head, float* scores,
+                       float* row_max = nullptr, float* row_sum = nullptr);
 /// out_i,h = sum_t p[...] v_t,h, with p the softmaxed scores.
 void attention_apply(const attention_frame& f, const attention_shape& s, int head, const float* probs);
 

@@ -315,8 +315,8 @@ struct vision_encoder::impl {
   }
 
   /// The same on the CPU in f32: K/V rows copied in place, then every
-  /// (frame, head) in one parallel region, one softmax over all scores,
-  /// and the weighted sums in a second region.
+  /// (frame, head) item in one parallel region: its scores, softmax and
+  /// weighted sums (and the running softmax state with `keep_state`).
   void attend_cpu(std::vector<active_frame>& active, std::size_t l, const at::Tensor& q,
                   const at::Tensor& k, const at::Tensor& v, at::Tensor& o, bool keep_state = false) const {
     const std::int64_t d = cfg.hidden_size, t = cfg.num_tokens();
@@ -346,37 +346,37 @@ struct vision_encoder::impl {
       scores += a.count * cfg.num_heads * t;
     }
     auto s = at::empty({scores / t, t}, q.options());
-    const std::int64_t items = static_cast<std::int64_t>(frames.size()) * cfg.num_heads;
+    const std::int64_t h = cfg.num_heads, dh = cfg.head_dim();
+    const std::int64_t items = static_cast<std::int64_t>(frames.size()) * h;
+    const auto layer = static_cast<std::int64_t>(l);
+    // Each (frame, head) item start to end in one parallel region: scores,
+    // softmax, weighted sums and, for layer-wise recompute, the recomputed
+    // queries' running softmax state (m, Z and N = Z * output per head).
     at::parallel_for(0, items, 1, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i)
-        attention_scores(frames[i / cfg.num_heads], shape, static_cast<int>(i % cfg.num_heads), s.data_ptr<float>());
+      std::vector<float> row_max, row_sum;
+      for (std::int64_t i = b; i < e; ++i) {
+        const auto& f = frames[static_cast<std::size_t>(i / h)];
+        const int head = static_cast<int>(i % h);
+        attention_scores(f, shape, head, s.data_ptr<float>());
+        row_max.resize(static_cast<std::size_t>(f.m));
+        row_sum.resize(static_cast<std::size_t>(f.m));
+        attention_softmax(f, shape, head, s.data_ptr<float>(), row_max.data(), row_sum.data());
+        attention_apply(f, shape, head, s.data_ptr<float>());
+        if (!keep_state) continue;
+        auto& st = *active[static_cast<std::size_t>(i / h)].store;
+        const std::int64_t* tok = active[static_cast<std::size_t>(i / h)].tokens.data_ptr<std::int64_t>();
+        float* m = st.m[layer].data_ptr<float>();
+        float* z = st.z[layer].data_ptr<float>();
+        float* num = st.num[layer].data_ptr<float>();
+        for (int r = 0; r < f.m; ++r) {
+          m[tok[r] * h + head] = row_max[static_cast<std::size_t>(r)];
+          z[tok[r] * h + head] = row_sum[static_cast<std::size_t>(r)];
+          const float* out = f.out + static_cast<std::int64_t>(r) * d + head * dh;
+          float* dst = num + tok[r] * d + head * dh;
+          for (std::int64_t j = 0; j < dh; ++j) dst[j] = out[j] * row_sum[static_cast<std::size_t>(r)];
+        }
+      }
     });
-    at::Tensor row_max, row_sum;
-    if (keep_state) {  // the softmax by hand: its maximum and sum seed the running state
-      row_max = std::get<0>(s.max(-1, true));
-      s = (s - row_max).exp_();
-      row_sum = s.sum(-1, true);
-      s.div_(row_sum);
-    } else {
-      s = at::softmax(s, -1);
-    }
-    at::parallel_for(0, items, 1, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i)
-        attention_apply(frames[i / cfg.num_heads], shape, static_cast<int>(i % cfg.num_heads), s.data_ptr<float>());
-    });
-    if (!keep_state) return;
-    for (std::size_t fi = 0; fi < active.size(); ++fi) {
-      const auto& a = active[fi];
-      const std::int64_t row0 = frames[fi].score_offset / t, rows = cfg.num_heads * a.count;
-      // The recomputed queries' running softmax state: m, Z and N = Z * output.
-      auto& st = *a.store;
-      const auto layer = static_cast<std::int64_t>(l);
-      auto z = row_sum.narrow(0, row0, rows).view({cfg.num_heads, a.count}).t();  // [count, heads]
-      st.m[layer].index_copy_(0, a.tokens, row_max.narrow(0, row0, rows).view({cfg.num_heads, a.count}).t());
-      st.z[layer].index_copy_(0, a.tokens, z);
-      st.num[layer].index_copy_(0, a.tokens, (o.narrow(0, a.offset, a.count).view({a.count, cfg.num_heads, -1}) *
-                                              z.unsqueeze(-1)).view({a.count, d}));
-    }
   }
 
   /// The frame's token rows [T, D] after patch embedding and pre-LN: all

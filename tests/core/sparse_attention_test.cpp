@@ -1,9 +1,11 @@
 // The recomputed queries' attention scores against a naive product, over
 // token counts and query counts that reach every tile of the kernel (whole
-// key vectors in pairs and alone, the ragged tail, 1-4 queries a tile).
+// key vectors in pairs and alone, the ragged tail, 1-4 queries a tile); the
+// softmax of one head's rows against one in double precision.
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -39,6 +41,42 @@ TEST(attention_scores, match_a_naive_product_for_every_tile) {
                   << "n=" << n << " dh=" << dh << " m=" << m << " head " << head << " query " << i << " key " << t;
             }
       }
+}
+
+// Row lengths below, at and off a multiple of the vector width (the tail is
+// scalar), scores spread wide enough that exp underflows for some; only the
+// given head's rows change, and the kept maximum and sum are the row's.
+TEST(attention_softmax, matches_a_double_precision_softmax_and_keeps_its_state) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> d(0.0f, 6.0f);
+  for (int n : {3, 8, 13, 197})
+    for (int m : {1, 4}) {
+      const int h = 3;
+      attention_frame f;
+      f.m = m;
+      f.score_offset = 5;  // the frame's scores start inside a shared buffer
+      std::vector<float> scores(static_cast<std::size_t>(5 + h * m * n));
+      for (auto& x : scores) x = d(rng);
+      const auto before = scores;
+      std::vector<float> row_max(static_cast<std::size_t>(m)), row_sum(static_cast<std::size_t>(m));
+      const int head = 1;
+      attention_softmax(f, attention_shape{n, h, 8}, head, scores.data(), row_max.data(), row_sum.data());
+      for (std::size_t j = 0; j < scores.size(); ++j) {
+        const auto row_of = (static_cast<long>(j) - 5) / n;
+        if (j < 5 || row_of / m != head) ASSERT_EQ(scores[j], before[j]) << "n=" << n << " other row, score " << j;
+      }
+      for (int i = 0; i < m; ++i) {
+        const float* in = before.data() + 5 + (head * m + i) * n;
+        const float* out = scores.data() + 5 + (head * m + i) * n;
+        double mx = in[0], z = 0;
+        for (int t = 1; t < n; ++t) mx = std::max(mx, double(in[t]));
+        for (int t = 0; t < n; ++t) z += std::exp(in[t] - mx);
+        EXPECT_EQ(row_max[static_cast<std::size_t>(i)], static_cast<float>(mx));
+        EXPECT_NEAR(row_sum[static_cast<std::size_t>(i)], z, 1e-5 * z) << "n=" << n << " query " << i;
+        for (int t = 0; t < n; ++t)
+          ASSERT_NEAR(out[t], std::exp(in[t] - mx) / z, 1e-6) << "n=" << n << " query " << i << " key " << t;
+      }
+    }
 }
 
 }  // namespace
