@@ -15,9 +15,10 @@ frames per step; then everything end to end on the answer tokens, the patch
 labels kept as an auxiliary loss, faded out by 80 % of the run.
 
 Data: `vlcache scene` renders scenes over segments of vtest.avi; training
-uses seeds 1..N (16 frames each) over background frames [0, 580), the
-held-out set seeds 1001..1008 over frames [590, 790): no held-out seed or
-background frame is ever trained on. The tokenizer is trained with
+uses N seeds from 1 up, skipping the held-out ones (16 frames each), over
+background frames [0, 580), half of them mirrored left to right each step;
+the held-out set seeds 1001..1008 over frames [590, 790): no held-out seed
+or background frame is ever trained on. The tokenizer is trained with
 spm_train on the prompt, question and answer texts.
 
     /usr/bin/python3 tools/train_tiny_llava.py --out models/tiny-llava-scenes
