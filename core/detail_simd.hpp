@@ -42,6 +42,23 @@ inline v8f exp8(v8f x) {
   return y * scale;
 }
 
+/// e[j] = exp(s[j] - m) for j < n (e may be s); returns their sum, added in
+/// order. The last partial vector goes through a local copy, so neither
+/// array needs padding.
+inline float exp_sum(const float* s, float m, int n, float* e) {
+  const int whole = n / 8 * 8;
+  for (int j = 0; j < whole; j += 8) store8(e + j, exp8(load8(s + j) - m));
+  if (whole < n) {
+    float tail[8] = {};
+    std::memcpy(tail, s + whole, sizeof(float) * static_cast<std::size_t>(n - whole));
+    const v8f x = exp8(load8(tail) - m);
+    std::memcpy(e + whole, &x, sizeof(float) * static_cast<std::size_t>(n - whole));
+  }
+  float sum = 0;
+  for (int j = 0; j < n; ++j) sum += e[j];
+  return sum;
+}
+
 #if defined(__AVX512F__)
 /// Sixteen floats: one zmm register, where the build machine has AVX-512.
 using v16f = float __attribute__((vector_size(64)));

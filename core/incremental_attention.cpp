@@ -9,7 +9,7 @@
 namespace vlcache {
 namespace {
 
-using simd::exp8;
+using simd::exp_sum;
 using simd::load8;
 using simd::store8;
 using simd::v8f;
@@ -21,17 +21,6 @@ using simd::v16f;
 inline v16f load16(const float* p) { return simd::load<v16f>(p); }
 inline void store16(float* p, v16f v) { simd::store(p, v); }
 #endif
-
-/// e[j] = exp(s[j] - m) for j < n (s padded to a multiple of 8); returns their sum.
-float exps(const float* s, float m, int n, float* e) {
-  float sum = 0;
-  for (int j = 0; j < n; j += 8) {
-    const v8f x = exp8(load8(s + j) - m);
-    store8(e + j, x);
-  }
-  for (int j = 0; j < n; ++j) sum += e[j];
-  return sum;
-}
 
 /// Exact softmax-weighted sum of one (query, head) over every stored key.
 void recompute_row(const attention_state& st, const attention_shape& s, std::int64_t query, int head,
@@ -49,7 +38,7 @@ void recompute_row(const attention_state& st, const attention_shape& s, std::int
     for (int t = 0; t < n; ++t) scores[t] += qd * k[t];
   }
   const float m = *std::max_element(scores, scores + n);
-  const float z = exps(scores, m, n, e);
+  const float z = exp_sum(scores, m, n, e);
   float* num = st.num + query * w + head * dh;
   for (int d = 0; d < dh; d += 8) {
     v8f acc{};
@@ -189,7 +178,7 @@ int attention_update(const attention_state& st, const attention_shape& s, const 
     const float* ko = c.k_old_t + static_cast<std::int64_t>(head) * dh * padded;
     const float* kn = c.k_new_t + static_cast<std::int64_t>(head) * dh * padded;
     change_scores(q, ko, kn, dh, padded, s_old, s_new);
-    const float z_left = z - exps(s_old, m, n, e_old);
+    const float z_left = z - exp_sum(s_old, m, n, e_old);
     // What is left must be well above the rounding of what was removed.
     if (!(z_left > 1e-3f * z)) {
       recompute_row(st, s, query, head, o, row);
@@ -199,7 +188,7 @@ int attention_update(const attention_state& st, const attention_shape& s, const 
     const float top = std::max(m, *std::max_element(s_new, s_new + n));
     const float f = std::exp(m - top);  // rescale to the new maximum: no exponent overflows
     m = top;
-    z = z_left * f + exps(s_new, m, n, e_new);
+    z = z_left * f + exp_sum(s_new, m, n, e_new);
     update_sum_any(num, o, e_old, c.v_old + off, e_new, c.v_new + off, n, w, dh, f, z);
   }
   return redone;

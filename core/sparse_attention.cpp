@@ -3,7 +3,6 @@
 #include "core/detail_simd.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <vector>
 #ifdef __F16C__
@@ -228,20 +227,12 @@ void attention_scores(const attention_frame& f, const attention_shape& s, int he
 
 void attention_softmax(const attention_frame& f, const attention_shape& s, int head, float* scores,
                        float* row_max, float* row_sum) {
-  const int n = s.tokens, whole = n / 8 * 8;
+  const int n = s.tokens;
   float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * n;
   for (int i = 0; i < f.m; ++i) {
     float* row = base + static_cast<std::int64_t>(i) * n;
     const float m = *std::max_element(row, row + n);
-    simd::v8f acc{};
-    for (int j = 0; j < whole; j += 8) {
-      const simd::v8f e = simd::exp8(load8(row + j) - m);
-      store8(row + j, e);
-      acc += e;
-    }
-    float z = 0;
-    for (int j = 0; j < 8; ++j) z += acc[j];
-    for (int j = whole; j < n; ++j) z += (row[j] = std::exp(row[j] - m));
+    const float z = simd::exp_sum(row, m, n, row);
     const float inv = 1.0f / z;
     for (int j = 0; j < n; ++j) row[j] *= inv;
     if (row_max != nullptr) row_max[i] = m;

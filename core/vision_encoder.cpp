@@ -363,8 +363,9 @@ struct vision_encoder::impl {
         attention_softmax(f, shape, head, s.data_ptr<float>(), row_max.data(), row_sum.data());
         attention_apply(f, shape, head, s.data_ptr<float>());
         if (!keep_state) continue;
-        auto& st = *active[static_cast<std::size_t>(i / h)].store;
-        const std::int64_t* tok = active[static_cast<std::size_t>(i / h)].tokens.data_ptr<std::int64_t>();
+        const auto& a = active[static_cast<std::size_t>(i / h)];
+        auto& st = *a.store;
+        const std::int64_t* tok = a.tokens.data_ptr<std::int64_t>();
         float* m = st.m[layer].data_ptr<float>();
         float* z = st.z[layer].data_ptr<float>();
         float* num = st.num[layer].data_ptr<float>();
