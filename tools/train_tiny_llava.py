@@ -325,12 +325,10 @@ def make_batch(rng, scenes, prompts, images, per_image, weights=None, flip=False
     (every shape is symmetric about its vertical axis): twice the layouts."""
     px, rows, targets, asked, labels = [], [], [], [], []
     for _ in range(images):
-        pixels, frames = scenes[rng.randrange(len(scenes))]
-        fi = rng.randrange(len(frames))
-        qs = frames[fi]["questions"]
-        mirrored = flip and rng.random() < 0.5
-        px.append(pixels[fi][:, ::-1] if mirrored else pixels[fi])
-        labels.append(patch_labels(frames[fi]["objects"], mirrored))
+        pixels, frame_labels, truth, mirrored = draw_frame(rng, scenes, flip)
+        qs = truth["questions"]
+        px.append(pixels)
+        labels.append(frame_labels)
         for _ in range(per_image):
             kind = rng.choices(KINDS, weights=weights)[0] if weights else KINDS[rng.randrange(len(KINDS))]
             pool = [q for q in qs if q["kind"] == kind] or qs
@@ -379,15 +377,23 @@ def patch_labels(objects, mirrored=False):
     return out
 
 
+def draw_frame(rng, scenes, flip):
+    """One training frame: its pixels and patch labels, mirrored left to
+    right half the time with `flip`; its truth and whether it was mirrored."""
+    pixels, frames = scenes[rng.randrange(len(scenes))]
+    fi = rng.randrange(len(frames))
+    mirrored = flip and rng.random() < 0.5
+    return (pixels[fi][:, ::-1] if mirrored else pixels[fi], patch_labels(frames[fi]["objects"], mirrored),
+            frames[fi], mirrored)
+
+
 def image_batch(rng, scenes, images, flip=False):
-    """Frames and their patch labels only (stage 0: the tower alone), mirrored as make_batch does."""
+    """Frames and their patch labels only (stage 0: the tower alone)."""
     px, labels = [], []
     for _ in range(images):
-        pixels, frames = scenes[rng.randrange(len(scenes))]
-        fi = rng.randrange(len(frames))
-        mirrored = flip and rng.random() < 0.5
-        px.append(pixels[fi][:, ::-1] if mirrored else pixels[fi])
-        labels.append(patch_labels(frames[fi]["objects"], mirrored))
+        pixels, frame_labels, _, _ = draw_frame(rng, scenes, flip)
+        px.append(pixels)
+        labels.append(frame_labels)
     return normalise(np.stack(px)), torch.tensor(np.stack(labels))
 
 
