@@ -18,6 +18,8 @@
 #include "graph/pipeline_spec.hpp"
 
 int main(int argc, char** argv) {
+  // Line by line even into a file: a process that is killed keeps its log.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{"vlcache: ask a vision-language model about live camera streams, cheaply"};
   app.require_subcommand(1);
   vlcache::app::scan_options scan;

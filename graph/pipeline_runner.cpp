@@ -34,12 +34,10 @@
 #include "core/statistics.hpp"
 #include "graph/pipeline_probe.hpp"
 #include "graph/pipeline_summary.hpp"
+#include "graph/run_guard.hpp"
 
 namespace vlcache::graph {
 namespace {
-
-std::atomic<bool> stop_requested{false};
-extern "C" void on_signal(int) { stop_requested = true; }
 
 
 /// What the run needs before any actor exists: the models, the scenes'
@@ -369,7 +367,7 @@ struct run_outcome {
 /// Runs until every camera finished (and the ingest stopped), a stage died,
 /// or a signal asked for a drain; prints progress from the probe.
 run_outcome supervise(const pipeline_spec& spec, const run_options& options, caf::actor_system& sys,
-                      caf::scoped_actor& runner, pipeline_probe& probe, pipeline_graph& g) {
+                      caf::scoped_actor& runner, pipeline_probe& probe, pipeline_graph& g, stop_signals& signals) {
   run_outcome out;
   auto& finished = out.finished;
   auto& failed_stage = out.failed_stage;
@@ -378,10 +376,9 @@ run_outcome supervise(const pipeline_spec& spec, const run_options& options, caf
   const caf::actor& ingest = g.ingest;
   bool ingest_done = !spec.ingest.enabled;
   std::set<caf::actor_addr> done;  // cameras that sent their final counters: their exit is no failure
-  stop_requested = false;
-  auto old_int = std::signal(SIGINT, on_signal);
-  auto old_term = std::signal(SIGTERM, on_signal);
-  // From here a signal drains the pipeline instead of killing the process.
+  // From here a signal drains the pipeline instead of killing the process;
+  // a second one stops waiting for the drain.
+  signals.install();
   std::printf("running: %zu camera(s)%s; SIGINT or SIGTERM stops them and drains the frames in flight\n",
               spec.cameras.size(), spec.ingest.enabled ? " and the network ingest" : "");
   std::fflush(stdout);
@@ -420,10 +417,20 @@ run_outcome supervise(const pipeline_spec& spec, const run_options& options, caf
           failed_stage = who.name + " stopped: " + sys.render(d.reason);
         },
         caf::after(tick) >> [] {});
-    if (stop_requested && !stopping) {
+    if (stopping && signals.count() > 1) {
+      // Say what the drain still waits for, so a stuck stage can be found.
+      const auto snap = probe.collect(std::chrono::seconds(1));
+      std::string waiting;
+      for (const auto& c : snap.sources)
+        if (c.in_flight > 0) waiting += " " + c.name + " (" + std::to_string(c.in_flight) + ")";
+      failed_stage = "the drain, cut short by a second signal; frames still in flight:" +
+                     (waiting.empty() ? std::string(" none reported") : waiting);
+      break;
+    }
+    if (signals.count() > 0 && !stopping) {
       stopping = true;
       *g.stopping = true;
-      std::printf("stopping: draining frames in flight\n");
+      std::printf("stopping: draining frames in flight (a second signal stops waiting)\n");
       for (const auto& s : sources) runner->send(s, actors::stop_atom::value);
       if (ingest) runner->send(ingest, actors::stop_atom::value);
     }
@@ -457,23 +464,23 @@ run_outcome supervise(const pipeline_spec& spec, const run_options& options, caf
   }
   out.seconds = seconds_since(started);
   if (!failed_stage.empty()) std::fprintf(stderr, "error: %s; the pipeline stops\n", failed_stage.c_str());
-  std::signal(SIGINT, old_int);
-  std::signal(SIGTERM, old_term);
 
   return out;
 }
 
 /// Asks the answerer for its counters, waiting (up to 5 minutes) for the
 /// answers still being computed so the summary counts them.
-actors::answerer_counters wait_for_answers(caf::scoped_actor& runner, const actors::answerer_stats_actor& answerer) {
+actors::answerer_counters wait_for_answers(caf::scoped_actor& runner, const actors::answerer_stats_actor& answerer,
+                                           const stop_signals& signals) {
   actors::answerer_counters ac;
   const auto give_up = actors::steady::now() + std::chrono::minutes(5);
+  const unsigned seen = signals.count();  // a new signal: no more waiting
   do {
     ac.pending = 0;
     runner->request(answerer, std::chrono::minutes(10), actors::stats_atom::value)
         .receive([&](const actors::answerer_counters& c) { ac = c; }, [](const caf::error&) {});
     if (ac.pending > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  } while (ac.pending > 0 && actors::steady::now() < give_up);
+  } while (ac.pending > 0 && actors::steady::now() < give_up && signals.count() == seen);
   return ac;
 }
 
@@ -500,6 +507,9 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   auto parts = load_parts(spec);
   if (!parts) return 1;
 
+  // Declared before the actor system: they outlive its teardown.
+  stop_signals signals;
+  teardown_watchdog watchdog;
   caf::actor_system_config cfg;
   actors::register_error_category(cfg);
   cfg.set("scheduler.max-threads", static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
@@ -516,7 +526,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   pipeline_graph g;
   if (!build(spec, options, sys, runner, probe, *parts, g)) return 1;
 
-  auto outcome = supervise(spec, options, sys, runner, probe, g);
+  auto outcome = supervise(spec, options, sys, runner, probe, g, signals);
 
   run_facts facts;
   facts.pipeline = spec.name;
@@ -533,7 +543,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
                  stage.c_str());
   facts.finished = outcome.finished;
   if (spec.ingest.enabled) facts.ingest = outcome.ingest;
-  if (g.answerer) facts.answers = wait_for_answers(runner, g.answerer);
+  if (g.answerer) facts.answers = wait_for_answers(runner, g.answerer, signals);
   if (g.requests) facts.requests = std::make_pair(g.requests->served(), g.requests->rejected());
   const auto summary = summarize(std::move(facts));
   if (!options.summary_json.empty()) {
@@ -547,19 +557,21 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     if (hold > 0) {
       std::printf("view: serving the final numbers for %.0f s more (Ctrl-C ends it)\n", hold);
       std::fflush(stdout);
-      stop_requested = false;
-      auto old_int = std::signal(SIGINT, on_signal);
+      const unsigned seen = signals.count();
       const auto until = actors::steady::now() + std::chrono::duration_cast<actors::steady::duration>(
                                                      std::chrono::duration<double>(hold));
-      while (actors::steady::now() < until && !stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      std::signal(SIGINT, old_int);
+      while (actors::steady::now() < until && signals.count() == seen)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     view->stop();
   }
-  shut_down(runner, g);
   const bool clean = summary["accounted"].get<bool>() && summary["out_of_order"].get<std::uint64_t>() == 0 &&
                      outcome.failed_stage.empty();
-  return clean ? 0 : 1;
+  const int code = clean ? 0 : 1;
+  // Everything is counted and written: stopping the actors may not hang the process.
+  watchdog.arm("stopping the actors", std::chrono::seconds(20), signals, code);
+  shut_down(runner, g);
+  return code;
 }
 
 }  // namespace vlcache::graph

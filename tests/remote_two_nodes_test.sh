@@ -49,8 +49,14 @@ grep -q "reconnected to the node at 127.0.0.1:$p1" run.txt || { echo "the node b
 again=$(for c in cam0 cam1 cam2 cam3; do frames $c; done | sort -n | tail -n 1)
 wait_all $((again + 15))
 kill -INT $run
+# The drain takes well under a second here; a run still going a minute later
+# is stuck: a second signal makes it say what it waits for, and the test fails.
+for _ in $(seq 600); do kill -0 $run 2>/dev/null || break; sleep 0.1; done
+stuck=0
+if kill -0 $run 2>/dev/null; then stuck=1; kill -INT $run; fi
 rc=0; wait $run || rc=$?
-grep -v '^{' run.txt | tail -n 16
+grep -v '^{' run.txt | tail -n 24
+[ $stuck -eq 0 ] || { echo "the run did not end within 60 s of SIGINT (exit $rc)"; exit 1; }
 [ $rc -eq 0 ] || { echo "the run failed: $rc"; exit 1; }
 /usr/bin/python3 - summary.json <<'PY'
 import json, sys
