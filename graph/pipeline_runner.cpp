@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <map>
