@@ -160,7 +160,7 @@ std::vector<expected<std::vector<frame_result>>> encode_remote(caf::actor_system
         if (cancel && *cancel) {
           for (std::size_t i = 0; i < batches.size(); ++i)
             if (waiting[i])
-              out[i] = error{errc::io_error, "remote encoder: the pipeline is stopping; the batch was not waited for"};
+              out[i] = error{errc::cancelled, "remote encoder: the pipeline is stopping; the batch was not waited for"};
           wait = false;
         } else if (std::chrono::steady_clock::now() >= deadline) {
           wait = false;

@@ -116,7 +116,8 @@ encoder_node_actor::behavior_type remote_encoder_node(std::shared_ptr<vision_enc
 /// at once when the node goes down meanwhile (it is monitored).
 /// Several nodes' batches at once: all are sent before any reply is awaited,
 /// so the nodes work in parallel; one result per batch, in order.
-/// `cancel`, when it becomes true, fails the wait within a fifth of a second.
+/// `cancel`, when it becomes true, ends the wait within a fifth of a second:
+/// the batches not answered by then come back as errc::cancelled.
 struct node_batch {
   encoder_node_actor node;
   std::vector<frame_request> frames;
