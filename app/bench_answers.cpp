@@ -57,7 +57,7 @@ struct run_result {
 /// on every `every`-th frame the encoder sees, each picked question answered
 /// both ways.
 run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_llm, const std::vector<connectors::scene_truth>& scenes,
-                      int stride, const bench_answers_options& o) {
+                      int stride, const bench_answers_options& o, std::ostream* answers) {
   const auto& c = enc.config();
   const auto grid = *patch_grid::make(c.image_size, c.patch_size);
   const auto engine = *signature_engine::make(grid);
@@ -110,6 +110,12 @@ run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_
         if (!a || !b) throw std::runtime_error((!a ? a.err() : b.err()).message);
         all.add(q, *a, *b);
         kinds[q.kind].add(q, *a, *b);
+        if (answers)
+          *answers << nlohmann::json{{"scene", sc.folder}, {"frame", fi},       {"stride", stride},
+                                     {"kind", q.kind},     {"question", q.question}, {"truth", q.answer},
+                                     {"full", a->text},    {"cached", b->text}}
+                          .dump()
+                   << '\n';
         // Time to the first answer token of the frame: its encoding from the
         // pixels and the prefill of its first question. Later questions about
         // the same frame count their prefill and decoding in the answer time.
@@ -185,12 +191,16 @@ void add_bench_answers_command(CLI::App& bench, bench_answers_options& o) {
   c->add_option("--layer-tolerance", o.layer_tolerance, "Cached path: layer-wise recompute tolerance (0: off)")
       ->default_val(0.0)
       ->check(CLI::NonNegativeNumber);
+  c->add_option("--attention-tolerance", o.attention_tolerance,
+                "Cached path: layer-wise recompute's attention-output test, as [encoder] attention_tolerance")
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--change-tolerance", o.change_tolerance,
                 "Cached path: relative change of a visual token that its KV is recomputed for, as [llm] "
                 "change_tolerance (default: the pipeline's)")
       ->check(CLI::NonNegativeNumber);
   c->add_option("--json", o.json, "Write the figures as JSON");
   c->add_option("--plot", o.plot, "Time to first token per answered frame, both ways (PNG)");
+  c->add_option("--answers", o.answers, "Write every question asked, its truth and both answers (JSON lines)");
 }
 
 int run_bench_answers(const bench_answers_options& o) {
@@ -207,7 +217,8 @@ int run_bench_answers(const bench_answers_options& o) {
     std::fprintf(stderr, "error: --every must be at least 1\n");
     return 2;
   }
-  auto enc = load_encoder_or_report(o.model, "cpu", "f32", o.threads, o.layer_tolerance, o.store_dtype);
+  auto enc = load_encoder_or_report(o.model, "cpu", "f32", o.threads, o.layer_tolerance, o.store_dtype, "f32",
+                                    o.attention_tolerance);
   if (!enc) return 2;
   llm_options lo;
   lo.threads = o.threads;
@@ -226,8 +237,17 @@ int run_bench_answers(const bench_answers_options& o) {
   nlohmann::json j{{"model", o.model},
                    {"every", o.every},
                    {"layer_tolerance", o.layer_tolerance},
+                   {"attention_tolerance", enc->attention_tolerance()},
                    {"change_tolerance", cached_opts.reuse.change_tolerance},
                    {"runs", nlohmann::json::array()}};
+  std::ofstream answers;
+  if (!o.answers.empty()) {
+    answers.open(o.answers);
+    if (!answers) {
+      std::fprintf(stderr, "error: --answers: cannot write '%s'\n", o.answers.c_str());
+      return 2;
+    }
+  }
   connectors::chart_spec chart;
   chart.title = "vlcache bench answers: time to first token per answered frame";
   chart.x_label = "answered frame";
@@ -236,7 +256,7 @@ int run_bench_answers(const bench_answers_options& o) {
   try {
     for (int stride : o.strides) {
       if (stride < 1) throw std::runtime_error("--strides: " + std::to_string(stride) + " is not a stride");
-      auto r = run_stride(*enc, **full_llm, **cached_llm, scenes, stride, o);
+      auto r = run_stride(*enc, **full_llm, **cached_llm, scenes, stride, o, answers.is_open() ? &answers : nullptr);
       const auto& x = r.json;
       std::printf("%6.1f %7d %7d %9.4f %9.4f %9.4f %9.4f %8.2fms %8.2fms %7.2fx %7.1f%%\n", x["fps"].get<double>(),
                   x["frames_answered"].get<int>(), x["asked"].get<int>(), x["accuracy_full"].get<double>(),
@@ -267,6 +287,10 @@ int run_bench_answers(const bench_answers_options& o) {
       std::fprintf(stderr, "error: %s\n", st.err().message.c_str());
       return 1;
     }
+  }
+  if (answers.is_open() && !answers.flush()) {
+    std::fprintf(stderr, "error: --answers: writing '%s' failed\n", o.answers.c_str());
+    return 1;
   }
   return write_json_file(o.json, j) ? 0 : 1;
 }

@@ -23,10 +23,12 @@ struct bench_answers_options {
   int max_new_tokens = 4;
   int threads = 0;
   double layer_tolerance = 0.0;  ///< the cached path's layer-wise recompute, as [encoder] layer_tolerance
+  double attention_tolerance = -1.0;  ///< as [encoder] attention_tolerance (< 0: as layer_tolerance)
   std::string store_dtype = "f32";  ///< the cached path's token store, as [encoder] store_dtype
   double change_tolerance = -1;     ///< the cached path's KV reuse, as [llm] change_tolerance; < 0: its default
   std::string json;
   std::string plot;
+  std::string answers;  ///< JSON lines, one per question asked: truth and both answers (to see what fails)
 };
 
 void add_bench_answers_command(CLI::App& bench, bench_answers_options& opts);

@@ -160,6 +160,7 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
                    {"share_recomputed_mean", share},
                    {"share_recomputed_p95", quantile(shares, 0.95)},
                    {"layer_tolerance", enc.layer_tolerance()},
+                   {"attention_tolerance", enc.attention_tolerance()},
                    {"share_layer_mean", mean(layer_shares)},
                    {"frames_with_full_refresh", full_frames},
                    {"full_ms_per_frame_median", full_med},
@@ -246,9 +247,13 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
   c->add_option("--drift-budget", o.drift_budget, "Drift: recompute a token once this share of the frame changed since (0: off)")->default_val(0.0);
   c->add_option("--top-r", o.top_r, "Drift: at most R tokens per frame (0: no limit)")->default_val(0);
   c->add_option("--layer-tolerance", o.layer_tolerance,
-                 "Layer-wise recompute: a reused token rejoins at a layer once its attention output moved "
-                 "by this share of its norm (0: off)")
+                 "Layer-wise recompute: a reused token rejoins at a layer once its input or its attention "
+                 "output moved by this share of its norm (0: off)")
       ->default_val(0.0)
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--attention-tolerance", o.attention_tolerance,
+                "Layer-wise recompute's attention-output test on its own tolerance (default: the layer "
+                "tolerance; 0: not tested, no attention state kept); also for --sweep-tolerance")
       ->check(CLI::NonNegativeNumber);
   c->add_option("--store-dtype", o.store_dtype, "Keys and values of the token store: f32 or f16 (CPU)")
       ->default_val("f32")
@@ -283,7 +288,7 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
 
 int run_bench_encoder(const bench_encoder_options& o) {
   auto enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, o.layer_tolerance, o.store_dtype,
-                                    o.weight_dtype);
+                                    o.weight_dtype, o.attention_tolerance);
   if (!enc) return 2;
   gate_thresholds gate_cfg = graph::default_gate();
   if (!o.config.empty()) {
@@ -322,6 +327,7 @@ int run_bench_encoder(const bench_encoder_options& o) {
   std::vector<int> counts{1};
   if (o.streams > 1) counts.push_back(o.streams);
   out["layer_tolerance"] = o.layer_tolerance;
+  out["attention_tolerance"] = enc->attention_tolerance();
   out["store_dtype"] = o.store_dtype;
   out["weight_dtype"] = o.weight_dtype;
   if (o.weight_dtype == "f16") {
@@ -413,7 +419,8 @@ int run_bench_encoder(const bench_encoder_options& o) {
     try {
       for (double tol : o.sweep_tolerance) {
         // The store's layout depends on the tolerance: one encoder each.
-        auto swept = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, tol, o.store_dtype, o.weight_dtype);
+        auto swept = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, tol, o.store_dtype, o.weight_dtype,
+                                            tol > 0 ? o.attention_tolerance : -1.0);
         if (!swept) return 2;
         std::vector<stream_frames> one(data.begin(), data.begin() + 1);
         auto r = run_one(*swept, one, gate_cfg, drift_cfg, o.model);

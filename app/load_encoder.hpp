@@ -15,8 +15,10 @@ inline std::unique_ptr<vision_encoder> load_encoder_or_report(const std::string&
                                                               const std::string& dtype, int threads,
                                                               double layer_tolerance = 0.0,
                                                               const std::string& store_dtype = "f32",
-                                                              const std::string& weight_dtype = "f32") {
+                                                              const std::string& weight_dtype = "f32",
+                                                              double attention_tolerance = -1.0) {
   encoder_options o;
+  o.attention_tolerance = attention_tolerance;
   o.store_dtype = store_dtype;
   o.weight_dtype = weight_dtype;
   o.layer_tolerance = layer_tolerance;

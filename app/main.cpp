@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
                    "Layer-wise recompute tolerance, as [encoder] layer_tolerance (0: off)")
       ->default_val(0.0)
       ->check(CLI::NonNegativeNumber);
+  node->add_option("--attention-tolerance", node_opts.options.attention_tolerance,
+                   "Layer-wise recompute's attention-output test, as [encoder] attention_tolerance (default: the "
+                   "layer tolerance; 0: not tested)")
+      ->check(CLI::NonNegativeNumber);
   vlcache::app::camera_options camera;
   vlcache::app::add_camera_command(app, camera);
   vlcache::connectors::listen_options listen_opts;

@@ -30,7 +30,8 @@ std::string_view trim(std::string_view s) noexcept {
 
 std::vector<scene_question> pick_questions(const std::vector<scene_question>& all, std::uint64_t frame) {
   std::vector<scene_question> out;
-  for (const auto& [kind, qs] : by_kind(all)) out.push_back(*qs[frame % qs.size()]);
+  std::uint64_t salt = 0;  // each kind its own draw, so the kinds' choices are not in step
+  for (const auto& [kind, qs] : by_kind(all)) out.push_back(*qs[mix(mix(frame) + ++salt) % qs.size()]);
   return out;
 }
 

@@ -14,8 +14,9 @@
 namespace vlcache {
 
 /// One question of each kind the frame answers (kinds in name order), the
-/// choice within a kind rotating with the frame so that a long run asks
-/// every question of the kind.
+/// choice within a kind drawn by a hash of the frame index: a rotation
+/// (frame % n) aliased with every-10th answered frames and asked only the
+/// first and third of four colours.
 [[nodiscard]] std::vector<scene_question> pick_questions(const std::vector<scene_question>& all, std::uint64_t frame);
 
 /// The one question asked of `frame` when only one is: its kind drawn by a

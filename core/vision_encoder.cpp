@@ -198,6 +198,7 @@ struct vision_encoder::impl {
   bool store_f16 = false;   // keys and values stored in half precision (the CPU kernels only)
   bool half_weights = false;  // the layers' packed weights in half precision (the CPU kernels only)
   double layer_tolerance = 0.0;
+  double attention_tolerance = 0.0;  // in effect: 0 = reused tokens' attention not tracked
   std::map<stream_id, stream_store> streams;
   std::optional<store_budget> budget;  // set when bounded
   std::map<stream_id, eviction_counts> evicted;
@@ -216,7 +217,9 @@ struct vision_encoder::impl {
     s.v = at::zeros({l, t, d}, kv);
     s.out = at::zeros({cfg.output_tokens(), cfg.output_dim()}, opts());
     if (layer_tolerance <= 0) return;
-    for (auto* x : {&s.q, &s.x_in, &s.o_ref, &s.num, &s.delta}) *x = at::zeros({l, t, d}, opts());
+    for (auto* x : {&s.x_in, &s.delta}) *x = at::zeros({l, t, d}, opts());
+    if (attention_tolerance <= 0) return;
+    for (auto* x : {&s.q, &s.o_ref, &s.num}) *x = at::zeros({l, t, d}, opts());
     s.z = at::zeros({l, t, h}, opts());
     s.m = at::zeros({l, t, h}, opts());
   }
@@ -226,7 +229,8 @@ struct vision_encoder::impl {
     const auto size = static_cast<std::uint64_t>(c10::elementSize(dtype));
     std::uint64_t bytes = static_cast<std::uint64_t>(2 * l * t * d) * (store_f16 ? 2 : size) +
                           static_cast<std::uint64_t>(cfg.output_tokens()) * cfg.output_dim() * size;
-    if (layer_tolerance > 0) bytes += static_cast<std::uint64_t>(5 * l * t * d + 2 * l * t * cfg.num_heads) * size;
+    if (layer_tolerance > 0) bytes += static_cast<std::uint64_t>(2 * l * t * d) * size;
+    if (attention_tolerance > 0) bytes += static_cast<std::uint64_t>(3 * l * t * d + 2 * l * t * cfg.num_heads) * size;
     return bytes;
   }
 
@@ -389,40 +393,71 @@ struct vision_encoder::impl {
     return ln(e, w.pre_w, w.pre_b);
   }
 
-  /// Rows of `now` that moved from `ref` by more than the tolerance.
-  at::Tensor moved_rows(const at::Tensor& now, const at::Tensor& ref) const {
-    return (now - ref).norm(2, {1}) > ref.norm(2, {1}) * layer_tolerance;
+  /// Rows of `now` that moved from `ref` by more than `tolerance`.
+  static at::Tensor moved_rows(const at::Tensor& now, const at::Tensor& ref, double tolerance) {
+    return (now - ref).norm(2, {1}) > ref.norm(2, {1}) * tolerance;
   }
 
   /// The same on the CPU in plain loops, for rows i of `now` against row
-  /// ref_rows[i] of `ref` (or row i), rows with `forced[i]` always moving:
-  /// the indices that moved, and (with `rest`) those that did not. A few
-  /// dozen small ATen calls per layer cost more than this arithmetic.
-  std::vector<std::int64_t> moved_cpu(const at::Tensor& now, const at::Tensor& ref, const std::int64_t* ref_rows,
-                                      const std::vector<char>* forced, std::vector<std::int64_t>* rest) const {
+  /// ref_rows[i] of `ref`: the indices that moved. A few small ATen calls
+  /// per layer cost more than this arithmetic.
+  static std::vector<std::int64_t> moved_cpu(const at::Tensor& now, const at::Tensor& ref, const std::int64_t* ref_rows,
+                                             double tolerance) {
     const std::int64_t rows = now.size(0), d = now.size(1);
     const float* a = now.data_ptr<float>();
     const float* b = ref.data_ptr<float>();
-    const double tol2 = layer_tolerance * layer_tolerance;
+    const double tol2 = tolerance * tolerance;
     std::vector<std::int64_t> moved;
     for (std::int64_t i = 0; i < rows; ++i) {
-      bool m = forced != nullptr && (*forced)[static_cast<std::size_t>(i)] != 0;
-      if (!m) {
-        const float* x = a + i * d;
-        const float* r = b + (ref_rows != nullptr ? ref_rows[i] : i) * d;
+      const float* x = a + i * d;
+      const float* r = b + ref_rows[i] * d;
+      float diff = 0, norm = 0;
+#pragma omp simd reduction(+ : diff, norm)
+      for (std::int64_t j = 0; j < d; ++j) {
+        const float e = x[j] - r[j];
+        diff += e * e;
+        norm += r[j] * r[j];
+      }
+      if (diff > tol2 * norm) moved.push_back(i);
+    }
+    return moved;
+  }
+
+  /// One pass over a frame's rows on the CPU, in parallel: with `delta`,
+  /// every row of x moves on by its branch output (x += delta); with
+  /// `next_in`, flags[i] says whether row i then differs from the input
+  /// its branches were last computed with by more than the tolerance (or
+  /// is forced). Folding the residual step into the next layer's test reads
+  /// each row once: both are bound by memory, not arithmetic.
+  void advance_and_test_cpu(float* x, const float* delta, const float* next_in, const std::vector<char>& forced,
+                            std::vector<char>& flags) const {
+    const std::int64_t rows = cfg.num_tokens(), d = cfg.hidden_size;
+    const double tol2 = layer_tolerance * layer_tolerance;
+    flags.assign(static_cast<std::size_t>(rows), 0);
+    at::parallel_for(0, rows, 16, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) {
+        float* xi = x + i * d;
+        if (delta != nullptr) {
+          const float* di = delta + i * d;
+#pragma omp simd
+          for (std::int64_t j = 0; j < d; ++j) xi[j] += di[j];
+        }
+        if (next_in == nullptr) continue;
+        if (forced[static_cast<std::size_t>(i)] != 0) {
+          flags[static_cast<std::size_t>(i)] = 1;
+          continue;
+        }
+        const float* r = next_in + i * d;
         float diff = 0, norm = 0;
 #pragma omp simd reduction(+ : diff, norm)
         for (std::int64_t j = 0; j < d; ++j) {
-          const float e = x[j] - r[j];
-          diff += e * e;
+          const float dj = xi[j] - r[j];
+          diff += dj * dj;
           norm += r[j] * r[j];
         }
-        m = diff > tol2 * norm;
+        flags[static_cast<std::size_t>(i)] = diff > tol2 * norm ? 1 : 0;
       }
-      if (m) moved.push_back(i);
-      else if (rest != nullptr) rest->push_back(i);
-    }
-    return moved;
+    });
   }
 
   /// Layer-wise recompute (layer_tolerance > 0), in the manner of Eventful
@@ -444,7 +479,8 @@ struct vision_encoder::impl {
     // Reused queries: incremental updates on the CPU kernels' path; every
     // query over all keys on an accelerator (cheap there) and for head
     // widths the kernel does not take.
-    const bool incremental = cpu_kernels && dh % 8 == 0;
+    const bool attention = attention_tolerance > 0;  // reused queries' attention tracked
+    const bool incremental = attention && cpu_kernels && dh % 8 == 0;
     std::vector<frame_result> results(batch.size());
     std::vector<active_frame> active;
     std::vector<at::Tensor> x;       // per active frame: its current rows [T, D]
@@ -478,6 +514,12 @@ struct vision_encoder::impl {
         results[r].features = tensor_handle(streams[batch[r].stream].out.clone());
       return results;
     }
+    // CPU kernels: who moved at the next layer, per frame (one flag a token).
+    std::vector<std::vector<char>> moved_flags(active.size());
+    if (cpu_kernels)
+      for (std::size_t fi = 0; fi < active.size(); ++fi)
+        advance_and_test_cpu(x[fi].data_ptr<float>(), nullptr, active[fi].store->x_in[0].data_ptr<float>(),
+                             forced_flags[fi], moved_flags[fi]);
 
     for (std::int64_t l = 0; l < layers; ++l) {
       const auto& lw = w.layers[static_cast<std::size_t>(l)];
@@ -488,11 +530,12 @@ struct vision_encoder::impl {
       for (std::size_t fi = 0; fi < active.size(); ++fi) {
         auto& a = active[fi];
         if (cpu_kernels) {
-          std::vector<std::int64_t> rest;
-          a.tokens = at::tensor(moved_cpu(x[fi], a.store->x_in[l], nullptr, &forced_flags[fi], &rest), at::kLong);
+          std::vector<std::int64_t> moved, rest;
+          for (std::int64_t i = 0; i < t; ++i) (moved_flags[fi][static_cast<std::size_t>(i)] ? moved : rest).push_back(i);
+          a.tokens = at::tensor(moved, at::kLong);
           others[fi] = at::tensor(rest, at::kLong);
         } else {
-          auto moved = moved_rows(x[fi], a.store->x_in[l]);
+          auto moved = moved_rows(x[fi], a.store->x_in[l], layer_tolerance);
           moved.index_fill_(0, forced[fi], true);  // the gate's misses, at every layer
           moved.index_fill_(0, at::zeros({1}, idx_opts), true);  // the class token sees every change
           a.tokens = moved.nonzero().view({-1});
@@ -512,7 +555,7 @@ struct vision_encoder::impl {
       for (std::size_t fi = 0; fi < active.size(); ++fi) {
         auto& a = active[fi];
         auto& s = *a.store;
-        s.q[l].index_copy_(0, a.tokens, q.narrow(0, a.offset, a.count));
+        if (attention) s.q[l].index_copy_(0, a.tokens, q.narrow(0, a.offset, a.count));
         s.x_in[l].index_copy_(0, a.tokens, xs.narrow(0, a.offset, a.count));
         if (others[fi].numel() == 0 || !incremental) continue;
         // Before the new rows overwrite them: the reused queries' update
@@ -525,7 +568,7 @@ struct vision_encoder::impl {
                         .contiguous();
       }
       auto o = at::empty_like(q);
-      if (cpu_kernels) attend_cpu(active, static_cast<std::size_t>(l), q, k, v, o, true);
+      if (cpu_kernels) attend_cpu(active, static_cast<std::size_t>(l), q, k, v, o, attention);
       else attend_aten(active, static_cast<std::size_t>(l), q, k, v, o);
 
       // Who recomputes the branches: the above, and the reused tokens
@@ -536,7 +579,7 @@ struct vision_encoder::impl {
         auto& s = *a.store;
         at::Tensor tok = a.tokens, o_f = o.narrow(0, a.offset, a.count);
         const std::int64_t n_o = others[fi].numel();
-        if (n_o > 0) {
+        if (n_o > 0 && attention) {
           at::Tensor o_other;
           if (incremental) {
             o_other = at::empty({n_o, d}, opts());
@@ -558,16 +601,18 @@ struct vision_encoder::impl {
             o_other = at::bmm(at::softmax(at::bmm(qo, kf), -1), vf).transpose(0, 1).reshape({n_o, d});
           }
           auto join = cpu_kernels
-                          ? at::tensor(moved_cpu(o_other, s.o_ref[l], others[fi].data_ptr<std::int64_t>(), nullptr,
-                                                 nullptr),
+                          ? at::tensor(moved_cpu(o_other, s.o_ref[l], others[fi].data_ptr<std::int64_t>(),
+                                                 attention_tolerance),
                                        at::kLong)
-                          : moved_rows(o_other, s.o_ref[l].index_select(0, others[fi])).nonzero().view({-1});
+                          : moved_rows(o_other, s.o_ref[l].index_select(0, others[fi]), attention_tolerance)
+                                .nonzero()
+                                .view({-1});
           if (join.numel() > 0) {
             tok = at::cat({tok, others[fi].index_select(0, join)}, 0);
             o_f = at::cat({o_f, o_other.index_select(0, join)}, 0);
           }
         }
-        s.o_ref[l].index_copy_(0, tok, o_f);
+        if (attention) s.o_ref[l].index_copy_(0, tok, o_f);
         post_tok.push_back(tok);
         post_x.push_back(x[fi].index_select(0, tok));
         post_o.push_back(o_f);
@@ -582,7 +627,14 @@ struct vision_encoder::impl {
         const std::int64_t n = post_tok[fi].numel();
         s.delta[l].index_copy_(0, post_tok[fi], delta.narrow(0, at_row, n));
         at_row += n;
-        x[fi] = x[fi] + s.delta[l];  // every token's residual stream moves on
+        // Every token's residual stream moves on (and on the CPU, the next
+        // layer's test in the same pass).
+        if (cpu_kernels)
+          advance_and_test_cpu(x[fi].data_ptr<float>(), s.delta[l].data_ptr<float>(),
+                               l + 1 < layers ? s.x_in[l + 1].data_ptr<float>() : nullptr, forced_flags[fi],
+                               moved_flags[fi]);
+        else
+          x[fi] = x[fi] + s.delta[l];
       }
     }
     // Every token's final state moved with its residual stream: project all
@@ -702,6 +754,13 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
     return error{errc::invalid_argument, "layer_tolerance must be a finite number >= 0 (0 = off), got " +
                                              std::to_string(options.layer_tolerance)};
   p->layer_tolerance = options.layer_tolerance;
+  if (!std::isfinite(options.attention_tolerance))
+    return error{errc::invalid_argument, "attention_tolerance must be a finite number (negative: as layer_tolerance; "
+                                         "0: not tested), got " + std::to_string(options.attention_tolerance)};
+  if (options.attention_tolerance > 0 && options.layer_tolerance <= 0)
+    return error{errc::invalid_argument, "attention_tolerance " + std::to_string(options.attention_tolerance) +
+                                             " needs layer-wise recompute (layer_tolerance > 0)"};
+  p->attention_tolerance = options.attention_tolerance < 0 ? options.layer_tolerance : options.attention_tolerance;
   const auto store_half = parse_half_name(options.store_dtype);
   if (!store_half) return error{errc::invalid_argument, "store_dtype " + store_half.err().message};
   p->store_f16 = *store_half;
@@ -811,6 +870,7 @@ const clip_vision_config& vision_encoder::config() const noexcept { return impl_
 bool vision_encoder::random_weights() const noexcept { return impl_->random; }
 int vision_encoder::threads() const { return at::get_num_threads(); }
 double vision_encoder::layer_tolerance() const noexcept { return impl_->layer_tolerance; }
+double vision_encoder::attention_tolerance() const noexcept { return impl_->attention_tolerance; }
 
 std::string vision_encoder::description() const {
   const auto& c = impl_->cfg;
@@ -819,7 +879,12 @@ std::string vision_encoder::description() const {
      << c.image_size << "/" << c.patch_size << ", width " << c.hidden_size << ", "
      << c.layers_used() << " of " << c.num_layers << " layers run";
   if (c.projector_dim) os << ", projector to " << *c.projector_dim;
-  if (impl_->layer_tolerance > 0) os << ", layer-wise recompute at tolerance " << impl_->layer_tolerance;
+  if (impl_->layer_tolerance > 0) {
+    os << ", layer-wise recompute at tolerance " << impl_->layer_tolerance;
+    if (impl_->attention_tolerance != impl_->layer_tolerance)
+      os << (impl_->attention_tolerance > 0 ? ", attention output at " + std::to_string(impl_->attention_tolerance)
+                                            : std::string(", attention output not tracked"));
+  }
   if (impl_->store_f16) os << ", f16 token store";
   if (impl_->half_weights) os << ", f16 weights";
   os << ", " << impl_->device.str() << " " << c10::toString(impl_->dtype);

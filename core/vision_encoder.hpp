@@ -41,6 +41,14 @@ struct encoder_options {
   /// set from that layer on. 0 = off: a reused token stays reused at every
   /// layer, and the store keeps only keys and values.
   double layer_tolerance = 0.0;
+  /// Layer-wise recompute's second test: a reused token also joins once its
+  /// attention output (kept exact incrementally) moved by more than this
+  /// share since it was last computed there. Negative: the same as
+  /// layer_tolerance; 0: not tested, and the store keeps no attention state
+  /// (queries, softmax state), which saves the incremental updates: on
+  /// random weights they buy nothing, on trained, peaked attention most of
+  /// the fidelity (README: "Layer-wise recompute").
+  double attention_tolerance = -1.0;
   /// One byte budget for all streams' token stores (unbounded by default):
   /// when a new stream's state would not fit, whole states of other streams
   /// are given up by the policy, and those streams run their next frame in full.
@@ -95,6 +103,8 @@ class vision_encoder {
   [[nodiscard]] std::string description() const;
   [[nodiscard]] int threads() const;
   [[nodiscard]] double layer_tolerance() const noexcept;
+  /// The attention-output test's tolerance in effect (0: not tested).
+  [[nodiscard]] double attention_tolerance() const noexcept;
 
   /// The reference path: full forward of one or more frames (CHW each).
   [[nodiscard]] expected<std::vector<full_output>> encode_full(const std::vector<const float*>& frames,

@@ -72,6 +72,11 @@ void read_encoder(table_reader& r, encoder_spec& e) {
   e.options.dtype = r.string("dtype").value_or(e.options.dtype);
   e.options.threads = static_cast<int>(r.integer("threads", 0, 1024).value_or(0));
   e.options.layer_tolerance = r.number("layer_tolerance", 0.0, 1e6).value_or(0.0);
+  if (auto a = r.number("attention_tolerance", 0.0, 1e6)) {
+    e.options.attention_tolerance = *a;
+    if (*a > 0 && e.options.layer_tolerance <= 0)
+      r.fail("attention_tolerance", "tests reused tokens of layer-wise recompute: set layer_tolerance > 0 as well");
+  }
   for (auto [key, value] : {std::pair<const char*, std::string*>{"store_dtype", &e.options.store_dtype},
                              {"weight_dtype", &e.options.weight_dtype}}) {
     *value = r.string(key).value_or("f32");
@@ -252,6 +257,9 @@ std::vector<std::string> validate(const pipeline_spec& s) {
     if (s.encoder.options.layer_tolerance > 0)
       errors.push_back("[encoder].layer_tolerance: the remote node runs the encoder; start it with "
                        "--layer-tolerance instead");
+    if (s.encoder.options.attention_tolerance >= 0)
+      errors.push_back("[encoder].attention_tolerance: the remote node runs the encoder; start it with "
+                       "--attention-tolerance instead");
     if (s.encoder.options.store_dtype != "f32")
       errors.push_back("[encoder].store_dtype: the remote node holds the token stores; start it with "
                        "--store-dtype instead");

@@ -48,10 +48,21 @@ TEST(scene_questions, pick_questions_asks_each_kind_once) {
   for (const auto& q : picked) ++per_kind[q.kind];
   EXPECT_EQ(per_kind.size(), 5u);
   for (const auto& [kind, n] : per_kind) EXPECT_EQ(n, 1) << kind;
-  for (const auto& q : picked) {
-    if (q.kind == "count_color") {
-      EXPECT_EQ(q.question, "How many blue shapes are there?");  // frame 1: the kind's second
-    }
+}
+
+TEST(scene_questions, pick_questions_every_n_th_frame_still_asks_every_question_of_a_kind) {
+  // As a scene frame has them: four colours to count, twelve shapes to look for.
+  std::vector<scene_question> all;
+  for (const char* color : {"red", "green", "blue", "yellow"}) {
+    all.push_back({"count_color", std::string("How many ") + color + " shapes are there?", "0"});
+    for (const char* shape : {"circle", "square", "triangle"})
+      all.push_back({"presence", std::string("Is there a ") + color + " " + shape + "?", "no"});
+  }
+  for (std::uint64_t n : {1, 2, 4, 10, 12, 30}) {
+    std::set<std::string> asked;
+    for (std::uint64_t frame = 0; frame < 200 * n; frame += n)
+      for (const auto& q : pick_questions(all, frame)) asked.insert(q.question);
+    EXPECT_EQ(asked.size(), all.size()) << "every " << n << " frames";
   }
 }
 

@@ -117,11 +117,13 @@ TEST(pipeline_spec, semantic_checks_name_their_keys) {
 
 // What the remote node runs cannot be set from the pipeline: said, not ignored.
 TEST(pipeline_spec, encoder_keys_the_remote_node_owns_are_refused) {
-  auto r = parse_pipeline("[encoder]\nremote = \"127.0.0.1:5600\"\nlayer_tolerance = 0.1\nweight_dtype = \"f16\"\n"
+  auto r = parse_pipeline("[encoder]\nremote = \"127.0.0.1:5600\"\nlayer_tolerance = 0.1\nattention_tolerance = 0\n"
+                          "weight_dtype = \"f16\"\n"
                           "[index]\ncapacity_mb = 8\n[fidelity]\nshadow_every = 10\n"
                           "[[camera]]\nsource = \"" + video + "\"\n", "inline");
   EXPECT_TRUE(has(r, "[index]: the remote node holds the token stores")) << all(r);
   EXPECT_TRUE(has(r, "[encoder].layer_tolerance: the remote node runs the encoder")) << all(r);
+  EXPECT_TRUE(has(r, "[encoder].attention_tolerance: the remote node runs the encoder")) << all(r);
   EXPECT_TRUE(has(r, "[encoder].weight_dtype: the remote node holds the weights")) << all(r);
   EXPECT_TRUE(has(r, "[fidelity].shadow_every: the checks run the full forward beside the cached one")) << all(r);
   auto views = parse_pipeline("[encoder]\nremote = \"127.0.0.1:5600\"\n[views]\n[[camera]]\nsource = \"" + video + "\"\n",
@@ -131,6 +133,14 @@ TEST(pipeline_spec, encoder_keys_the_remote_node_owns_are_refused) {
                               "[[camera]]\nsource = \"" + video + "\"\n", "inline");
   ASSERT_TRUE(local.ok()) << all(local);
   EXPECT_DOUBLE_EQ(local.spec.encoder.options.layer_tolerance, 0.1);
+  EXPECT_LT(local.spec.encoder.options.attention_tolerance, 0.0) << "unset: as layer_tolerance";
+  auto input_only = parse_pipeline("[encoder]\nlayer_tolerance = 0.1\nattention_tolerance = 0\n[[camera]]\nsource = \"" +
+                                   video + "\"\n", "inline");
+  ASSERT_TRUE(input_only.ok()) << all(input_only);
+  EXPECT_DOUBLE_EQ(input_only.spec.encoder.options.attention_tolerance, 0.0);
+  auto without = parse_pipeline("[encoder]\nattention_tolerance = 0.1\n[[camera]]\nsource = \"" + video + "\"\n",
+                                "inline");
+  EXPECT_TRUE(has(without, "[encoder].attention_tolerance: tests reused tokens of layer-wise recompute")) << all(without);
   EXPECT_EQ(local.spec.encoder.options.store_budget.capacity_bytes, 8u << 20);
   EXPECT_EQ(local.spec.encoder.options.store_budget.policy, eviction_policy::lfu);
 }
