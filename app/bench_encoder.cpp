@@ -414,8 +414,8 @@ int run_bench_encoder(const bench_encoder_options& o) {
     }
   }
   if (!o.sweep_tolerance.empty()) {
-    std::printf("%-10s %9s %9s %9s %8s %9s %9s %8s\n", "tolerance", "share", "by layer", "sparse ms", "speedup",
-                "cos", "cos p1", "err/nv");
+    std::printf("%-10s %9s %9s %9s %8s %9s %9s %8s %9s\n", "tolerance", "share", "by layer", "sparse ms", "speedup",
+                "cos", "cos p1", "err/nv", "attention");
     try {
       for (double tol : o.sweep_tolerance) {
         // The store's layout depends on the tolerance: one encoder each.
@@ -425,10 +425,11 @@ int run_bench_encoder(const bench_encoder_options& o) {
         std::vector<stream_frames> one(data.begin(), data.begin() + 1);
         auto r = run_one(*swept, one, gate_cfg, drift_cfg, o.model);
         r.erase("per_frame");
-        std::printf("%-10g %8.2f%% %8.2f%% %9.1f %7.2fx %9.5f %9.5f %8.3f\n", tol,
+        std::printf("%-10g %8.2f%% %8.2f%% %9.1f %7.2fx %9.5f %9.5f %8.3f %9g\n", tol,
                     100 * r["share_recomputed_mean"].get<double>(), 100 * r["share_layer_mean"].get<double>(),
                     r["sparse_ms_per_frame_median"].get<double>(), r["speedup"].get<double>(),
-                    r["cosine_mean"].get<double>(), r["cosine_p1"].get<double>(), r["err_over_naive"].get<double>());
+                    r["cosine_mean"].get<double>(), r["cosine_p1"].get<double>(), r["err_over_naive"].get<double>(),
+                    r["attention_tolerance"].get<double>());
         out["sweep_tolerance"].push_back(r);
       }
     } catch (const std::exception& e) {
