@@ -408,19 +408,21 @@ struct vision_encoder::impl {
     const float* b = ref.data_ptr<float>();
     const double tol2 = tolerance * tolerance;
     std::vector<std::int64_t> moved;
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const float* x = a + i * d;
-      const float* r = b + ref_rows[i] * d;
-      float diff = 0, norm = 0;
-#pragma omp simd reduction(+ : diff, norm)
-      for (std::int64_t j = 0; j < d; ++j) {
-        const float e = x[j] - r[j];
-        diff += e * e;
-        norm += r[j] * r[j];
-      }
-      if (diff > tol2 * norm) moved.push_back(i);
-    }
+    for (std::int64_t i = 0; i < rows; ++i)
+      if (row_moved(a + i * d, b + ref_rows[i] * d, d, tol2)) moved.push_back(i);
     return moved;
+  }
+
+  /// |x - ref|^2 > tol2 |ref|^2 over one row of width d.
+  static bool row_moved(const float* x, const float* ref, std::int64_t d, double tol2) {
+    float diff = 0, norm = 0;
+#pragma omp simd reduction(+ : diff, norm)
+    for (std::int64_t j = 0; j < d; ++j) {
+      const float e = x[j] - ref[j];
+      diff += e * e;
+      norm += ref[j] * ref[j];
+    }
+    return diff > tol2 * norm;
   }
 
   /// One pass over a frame's rows on the CPU, in parallel: with `delta`,
@@ -443,19 +445,8 @@ struct vision_encoder::impl {
           for (std::int64_t j = 0; j < d; ++j) xi[j] += di[j];
         }
         if (next_in == nullptr) continue;
-        if (forced[static_cast<std::size_t>(i)] != 0) {
-          flags[static_cast<std::size_t>(i)] = 1;
-          continue;
-        }
-        const float* r = next_in + i * d;
-        float diff = 0, norm = 0;
-#pragma omp simd reduction(+ : diff, norm)
-        for (std::int64_t j = 0; j < d; ++j) {
-          const float dj = xi[j] - r[j];
-          diff += dj * dj;
-          norm += r[j] * r[j];
-        }
-        flags[static_cast<std::size_t>(i)] = diff > tol2 * norm ? 1 : 0;
+        flags[static_cast<std::size_t>(i)] =
+            forced[static_cast<std::size_t>(i)] != 0 || row_moved(xi, next_in + i * d, d, tol2) ? 1 : 0;
       }
     });
   }

@@ -43,6 +43,21 @@ std::vector<float> full(vision_encoder& enc, const float* px) {
   return (*enc.encode_full({px}))[0].features.to_vector();
 }
 
+/// Two streams batched over the seven frames, gate decisions of every size:
+/// the same tokens recomputed and the same outputs on both encoders.
+void expect_paths_agree(vision_encoder& cpu, vision_encoder& aten) {
+  const std::vector<std::vector<int>> gate{{}, {1, 2}, {3}, {7, 8, 9, 10}, {0}, {15}, {4, 5}};
+  for (int f = 0; f < 7; ++f) {
+    auto x = cpu.encode({{0, frame(f), gate[f], false}, {1, frame(6 - f), gate[6 - f], false}});
+    auto y = aten.encode({{0, frame(f), gate[f], false}, {1, frame(6 - f), gate[6 - f], false}});
+    ASSERT_TRUE(x && y);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_LE(rel_error((*x)[i].features.to_vector(), (*y)[i].features.to_vector()), 1e-4) << "frame " << f;
+      EXPECT_EQ((*x)[i].layer_tokens, (*y)[i].layer_tokens) << "frame " << f;
+    }
+  }
+}
+
 std::vector<int> all_positions() {
   std::vector<int> p(16);
   for (int i = 0; i < 16; ++i) p[i] = i;
@@ -123,35 +138,13 @@ TEST(layerwise_encoder, closer_to_the_full_forward_than_the_fixed_set) {
 // residual step into the next layer's test, and the ATen path decide the
 // same tokens and give the same outputs, two streams batched.
 TEST(layerwise_encoder, input_test_alone_cpu_and_aten_paths_agree) {
-  auto cpu = load(0.05, false, 0.0);
-  auto aten = load(0.05, true, 0.0);
-  const std::vector<std::vector<int>> gate{{}, {1, 2}, {3}, {7, 8, 9, 10}, {0}, {15}, {4, 5}};
-  for (int f = 0; f < 7; ++f) {
-    auto x = cpu->encode({{0, frame(f), gate[f], false}, {1, frame(6 - f), gate[6 - f], false}});
-    auto y = aten->encode({{0, frame(f), gate[f], false}, {1, frame(6 - f), gate[6 - f], false}});
-    ASSERT_TRUE(x && y);
-    for (int i = 0; i < 2; ++i) {
-      EXPECT_LE(rel_error((*x)[i].features.to_vector(), (*y)[i].features.to_vector()), 1e-4) << "frame " << f;
-      EXPECT_EQ((*x)[i].layer_tokens, (*y)[i].layer_tokens) << "frame " << f;
-    }
-  }
+  expect_paths_agree(*load(0.05, false, 0.0), *load(0.05, true, 0.0));
 }
 
 // The CPU path keeps reused queries' attention by incremental updates; the
 // ATen path recomputes it over all keys. Same decisions, same tokens.
 TEST(layerwise_encoder, incremental_attention_matches_full_attention) {
-  auto cpu = load(0.05);
-  auto aten = load(0.05, true);
-  const std::vector<std::vector<int>> gate{{}, {1, 2}, {3}, {7, 8, 9, 10}, {0}, {15}, {4, 5}};
-  for (int f = 0; f < 7; ++f) {  // two streams, batched
-    auto x = cpu->encode({{0, frame(f), gate[f], false}, {1, frame(6 - f), gate[6 - f], false}});
-    auto y = aten->encode({{0, frame(f), gate[f], false}, {1, frame(6 - f), gate[6 - f], false}});
-    ASSERT_TRUE(x && y);
-    for (int i = 0; i < 2; ++i) {
-      EXPECT_LE(rel_error((*x)[i].features.to_vector(), (*y)[i].features.to_vector()), 1e-4) << "frame " << f;
-      EXPECT_EQ((*x)[i].layer_tokens, (*y)[i].layer_tokens) << "frame " << f;
-    }
-  }
+  expect_paths_agree(*load(0.05), *load(0.05, true));
 }
 
 TEST(layerwise_encoder, store_holds_the_layer_state_and_bad_tolerance_is_refused) {
