@@ -456,10 +456,11 @@ struct vision_encoder::impl {
   /// branches (attention, MLP) are cached. At each layer a token's branches
   /// are recomputed when it is a gate miss, when its input moved past the
   /// tolerance since they were last computed there, or when its attention
-  /// output did (the keys and values it attends to changed); everyone
-  /// else adds its stored branch output to its current input. Reused
-  /// queries' attention is kept exact incrementally on the CPU
-  /// (core/incremental_attention), recomputed in full elsewhere.
+  /// output did past attention_tolerance (the keys and values it attends
+  /// to changed; not tested at 0); everyone else adds its stored branch
+  /// output to its current input. Reused queries' attention is kept exact
+  /// incrementally on the CPU (core/incremental_attention), recomputed in
+  /// full elsewhere.
   std::vector<frame_result> sparse_layerwise(const std::vector<frame_request>& batch,
                                              const std::vector<std::vector<std::int64_t>>& positions,
                                              const std::vector<bool>& full_frame) {

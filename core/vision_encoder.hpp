@@ -36,10 +36,11 @@ struct encoder_options {
   /// (packed GEMM, batched sparse attention); tests compare the two.
   bool aten_only = false;
   /// Layer-wise recompute (README: "Layer-wise recompute"): at every layer a
-  /// reused token whose attention output moved by more than this share of
-  /// its norm since the token was last computed there joins the recompute
-  /// set from that layer on. 0 = off: a reused token stays reused at every
-  /// layer, and the store keeps only keys and values.
+  /// reused token whose input moved by more than this share of its norm
+  /// since the token's branches were last computed there is recomputed
+  /// there (and one whose attention output moved, by attention_tolerance).
+  /// 0 = off: a reused token stays reused at every layer, and the store
+  /// keeps only keys and values.
   double layer_tolerance = 0.0;
   /// Layer-wise recompute's second test: a reused token also joins once its
   /// attention output (kept exact incrementally) moved by more than this
