@@ -521,17 +521,21 @@ struct vision_encoder::impl {
       std::vector<at::Tensor> others(active.size());
       for (std::size_t fi = 0; fi < active.size(); ++fi) {
         auto& a = active[fi];
+        // The reused tokens (`others`) matter only to the attention test.
         if (cpu_kernels) {
           std::vector<std::int64_t> moved, rest;
-          for (std::int64_t i = 0; i < t; ++i) (moved_flags[fi][static_cast<std::size_t>(i)] ? moved : rest).push_back(i);
+          for (std::int64_t i = 0; i < t; ++i) {
+            if (moved_flags[fi][static_cast<std::size_t>(i)]) moved.push_back(i);
+            else if (attention) rest.push_back(i);
+          }
           a.tokens = at::tensor(moved, at::kLong);
-          others[fi] = at::tensor(rest, at::kLong);
+          if (attention) others[fi] = at::tensor(rest, at::kLong);
         } else {
           auto moved = moved_rows(x[fi], a.store->x_in[l], layer_tolerance);
           moved.index_fill_(0, forced[fi], true);  // the gate's misses, at every layer
           moved.index_fill_(0, at::zeros({1}, idx_opts), true);  // the class token sees every change
           a.tokens = moved.nonzero().view({-1});
-          others[fi] = moved.logical_not().nonzero().view({-1});
+          if (attention) others[fi] = moved.logical_not().nonzero().view({-1});
         }
         a.offset = offset;
         a.count = a.tokens.numel();
@@ -549,7 +553,7 @@ struct vision_encoder::impl {
         auto& s = *a.store;
         if (attention) s.q[l].index_copy_(0, a.tokens, q.narrow(0, a.offset, a.count));
         s.x_in[l].index_copy_(0, a.tokens, xs.narrow(0, a.offset, a.count));
-        if (others[fi].numel() == 0 || !incremental) continue;
+        if (!incremental || others[fi].numel() == 0) continue;
         // Before the new rows overwrite them: the reused queries' update
         // subtracts the old terms of the changed keys and values.
         // Keys as the kernel takes them: [heads, head_dim, count rounded up to 8].
@@ -570,8 +574,8 @@ struct vision_encoder::impl {
         auto& a = active[fi];
         auto& s = *a.store;
         at::Tensor tok = a.tokens, o_f = o.narrow(0, a.offset, a.count);
-        const std::int64_t n_o = others[fi].numel();
-        if (n_o > 0 && attention) {
+        const std::int64_t n_o = attention ? others[fi].numel() : 0;
+        if (n_o > 0) {
           at::Tensor o_other;
           if (incremental) {
             o_other = at::empty({n_o, d}, opts());
@@ -604,14 +608,17 @@ struct vision_encoder::impl {
             o_f = at::cat({o_f, o_other.index_select(0, join)}, 0);
           }
         }
-        if (attention) s.o_ref[l].index_copy_(0, tok, o_f);
         post_tok.push_back(tok);
+        results[a.request].layer_tokens += tok.numel() - 1;
+        if (!attention) continue;
+        s.o_ref[l].index_copy_(0, tok, o_f);
         post_x.push_back(x[fi].index_select(0, tok));
         post_o.push_back(o_f);
-        results[a.request].layer_tokens += tok.numel() - 1;
       }
-      auto xp = at::cat(post_x, 0);
-      auto mid = xp + lw.o(at::cat(post_o, 0));
+      // Without the attention test nobody joins: the branches' rows are the
+      // attention's, already gathered in order.
+      auto xp = attention ? at::cat(post_x, 0) : xs;
+      auto mid = xp + lw.o(attention ? at::cat(post_o, 0) : o);
       auto delta = mid + mlp(lw, ln(mid, lw.ln2_w, lw.ln2_b)) - xp;
       std::int64_t at_row = 0;
       for (std::size_t fi = 0; fi < active.size(); ++fi) {
