@@ -72,8 +72,9 @@ SCENE_FRAMES = 200          # held-out scenes
 
 # ---------------------------------------------------------------- data
 def render(vlcache, seed, start, out, frames, extra=()):
-    """Renders one scene unless the folder holds one (use another --work for other scene options)."""
-    if os.path.exists(os.path.join(out, "truth.jsonl")):
+    """Renders one scene unless the folder holds one (use another --work for other scene options).
+    scene.json is written last, so a render cut short is redone."""
+    if os.path.exists(os.path.join(out, "scene.json")):
         return
     subprocess.run([vlcache, "scene", "--seed", str(seed), "--frames", str(frames), "--start", str(start),
                     "--out", out, *extra], check=True, stdout=subprocess.DEVNULL)
@@ -552,6 +553,8 @@ def main():
     ap.add_argument("--heldout-scenes", type=int, default=8)
     ap.add_argument("--images", type=int, default=16, help="frames per step")
     ap.add_argument("--questions", type=int, default=8, help="questions per frame per step")
+    ap.add_argument("--kind-weights", type=lambda t: [float(x) for x in t.split(",")], default=KIND_WEIGHTS,
+                    help="how often each kind is asked in training, in the order " + ",".join(KINDS))
     ap.add_argument("--lr", type=float, default=5e-4, help="peak learning rate of the end-to-end stage")
     ap.add_argument("--tower-lr", type=float, default=1e-3, help="peak learning rate of stage 0")
     ap.add_argument("--aux-until", type=float, default=0.8,
@@ -564,6 +567,8 @@ def main():
     ap.add_argument("--vlcache", default=os.path.join(REPO, "build", "vlcache"))
     ap.add_argument("--out", default=os.path.join(REPO, "models", "tiny-llava-scenes"))
     a = ap.parse_args()
+    if len(a.kind_weights) != len(KINDS):
+        ap.error(f"--kind-weights needs {len(KINDS)} numbers ({','.join(KINDS)})")
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
     rng = random.Random(a.seed)
@@ -612,7 +617,7 @@ def main():
         lr = a.lr * min(1.0, (step + 1) / 300) * (0.5 * (1 + math.cos(math.pi * frac)) * 0.95 + 0.05)
         for g in opt.param_groups:
             g["lr"] = lr
-        px, ids, tgt, _, labels = make_batch(rng, train, prompts, a.images, a.questions, KIND_WEIGHTS, flip=True)
+        px, ids, tgt, _, labels = make_batch(rng, train, prompts, a.images, a.questions, a.kind_weights, flip=True)
         logits, heads = model(px, prompts.prefix, ids, a.questions, with_patches=True)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1), ignore_index=-100)
         # Stage 0 folded in: patch labels teach the tower what is where during the
@@ -634,7 +639,7 @@ def main():
     minutes = (time.time() - start) / 60
     acc, kinds = evaluate(model, held, prompts, random.Random(7), images=512)
     print(f"final held-out exact match {acc:.4f} over {512 * 6} questions: {kinds}", flush=True)
-    card = {"seed": a.seed, "steps": step, "tower_steps": tower_steps, "tower_minutes": tower_minutes, "lr": a.lr, "tower_lr": a.tower_lr, "patch_label_loss_until": a.aux_until, "scene_args": a.scene_args, "training_minutes": tower_minutes + minutes, "end_to_end_minutes": minutes, "threads": a.threads,
+    card = {"seed": a.seed, "steps": step, "tower_steps": tower_steps, "tower_minutes": tower_minutes, "lr": a.lr, "kind_weights": dict(zip(KINDS, a.kind_weights)), "tower_lr": a.tower_lr, "patch_label_loss_until": a.aux_until, "scene_args": a.scene_args, "training_minutes": tower_minutes + minutes, "end_to_end_minutes": minutes, "threads": a.threads,
             "frames_per_step": a.images, "questions_per_frame": a.questions, "parameters": params,
             "train_scenes": {"seeds": [train_seeds[0], train_seeds[-1]], "seeds_skipped": sorted(held_seeds), "background": VIDEO,
                              "frames_per_scene": TRAIN_FRAMES,
