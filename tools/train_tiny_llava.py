@@ -607,6 +607,9 @@ def main():
     # places 0.41); see the model card.
     ap.add_argument("--bf16", choices=("auto", "on", "off"), default="off",
                     help="products in bfloat16 during training (auto: where the CPU has AVX512-BF16 or AMX)")
+    ap.add_argument("--ema", type=float, default=0.0,
+                    help="decay of an exponential moving average of the weights over the end-to-end stage, "
+                         "exported instead of the last step's weights (0: off)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--work", default=os.path.join(REPO, "build", "scenes"))
@@ -664,6 +667,11 @@ def main():
     start = time.time()
     step, history = 0, []
     eval_rng = random.Random(99)
+    # The last steps' weights jitter with their batches (held-out exact match
+    # moves by several points between evaluations); an average over the last
+    # few hundred steps answers from their common part.
+    averaged = torch.optim.swa_utils.AveragedModel(
+        model, avg_fn=lambda avg, new, n: a.ema * avg + (1 - a.ema) * new) if a.ema > 0 else None
     while time.time() - start < budget:
         frac = (time.time() - start) / budget
         lr = a.lr * min(1.0, (step + 1) / 300) * (0.5 * (1 + math.cos(math.pi * frac)) * 0.95 + 0.05)
@@ -684,6 +692,8 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        if averaged is not None:
+            averaged.update_parameters(model)
         step += 1
         if step % 100 == 0:
             acc, kinds = evaluate(model, held, prompts, eval_rng, images=32)
@@ -692,9 +702,13 @@ def main():
                   f"held-out exact {acc:.3f}  " + " ".join(f"{k} {v:.2f}" for k, v in kinds.items() if v is not None),
                   flush=True)
     minutes = (time.time() - start) / 60
+    if averaged is not None:
+        live, _ = evaluate(model, held, prompts, random.Random(7), images=512)
+        print(f"last step's weights: held-out exact match {live:.4f}; exporting the average (--ema {a.ema})", flush=True)
+        model.load_state_dict(averaged.module.state_dict())
     acc, kinds = evaluate(model, held, prompts, random.Random(7), images=512)
     print(f"final held-out exact match {acc:.4f} over {512 * 6} questions: {kinds}", flush=True)
-    card = {"seed": a.seed, "steps": step, "tower_steps": tower_steps, "tower_minutes": tower_minutes, "lr": a.lr, "kind_weights": dict(zip(KINDS, a.kind_weights)), "balance_answers": a.balance_answers, "bf16_matmuls": bf16, "tower_lr": a.tower_lr, "patch_label_loss_until": a.aux_until, "scene_args": a.scene_args, "training_minutes": tower_minutes + minutes, "end_to_end_minutes": minutes, "threads": a.threads,
+    card = {"seed": a.seed, "steps": step, "tower_steps": tower_steps, "tower_minutes": tower_minutes, "lr": a.lr, "kind_weights": dict(zip(KINDS, a.kind_weights)), "balance_answers": a.balance_answers, "bf16_matmuls": bf16, "ema": a.ema, "tower_lr": a.tower_lr, "patch_label_loss_until": a.aux_until, "scene_args": a.scene_args, "training_minutes": tower_minutes + minutes, "end_to_end_minutes": minutes, "threads": a.threads,
             "frames_per_step": a.images, "questions_per_frame": a.questions, "parameters": params,
             "train_scenes": {"seeds": [train_seeds[0], train_seeds[-1]], "seeds_skipped": sorted(held_seeds), "background": VIDEO,
                              "frames_per_scene": TRAIN_FRAMES,
