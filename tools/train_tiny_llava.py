@@ -622,6 +622,8 @@ def main():
         ap.error(f"--kind-weights needs {len(KINDS)} numbers ({','.join(KINDS)})")
     if not 0.0 <= a.balance_answers <= 1.0:
         ap.error(f"--balance-answers must be a share in [0, 1], not {a.balance_answers}")
+    if not 0.0 <= a.ema < 1.0:
+        ap.error(f"--ema must be a decay in [0, 1) (0: off), not {a.ema}")
     bf16 = a.bf16 == "on" or (a.bf16 == "auto" and cpu_has_bf16())
     print(f"matmuls in {'bfloat16' if bf16 else 'float32'} (--bf16 {a.bf16})", flush=True)
     torch.manual_seed(a.seed)
