@@ -22,6 +22,8 @@ nlohmann::json to_json(const scene_frame& f) {
                        {"y", o.y},
                        {"radius", o.radius},
                        {"moving", o.moving()},
+                       {"dx", o.dx},  // the exposure's motion: the blur runs from (x - dx, y - dy) to (x, y)
+                       {"dy", o.dy},
                        {"inside", o.inside},
                        {"entered_at", o.entered_at}});
   for (const auto& q : f.questions) questions.push_back({{"kind", q.kind}, {"question", q.question}, {"answer", q.answer}});

@@ -75,9 +75,13 @@ SCENE_FRAMES = 200          # held-out scenes
 # ---------------------------------------------------------------- data
 def render(vlcache, seed, start, out, frames, extra=()):
     """Renders one scene unless the folder holds one (use another --work for other scene options).
-    scene.json is written last, so a render cut short is redone."""
+    scene.json is written last, so a render cut short is redone; so is one
+    whose truth predates the objects' motion (dx, dy), which the blur labels need."""
     if os.path.exists(os.path.join(out, "scene.json")):
-        return
+        with open(os.path.join(out, "truth.jsonl")) as f:
+            truth = f.read()
+        if '"dx"' in truth or '"id"' not in truth:
+            return
     subprocess.run([vlcache, "scene", "--seed", str(seed), "--frames", str(frames), "--start", str(start),
                     "--out", out, *extra], check=True, stdout=subprocess.DEVNULL)
 
@@ -378,21 +382,70 @@ SHAPES = ["circle", "square", "triangle"]
 PATCH_CLASSES = (5, 4, 2, 5, 4, 10, 10)
 
 
+# What the patch label "moving" marks: "blur", the patches where a moving
+# shape's exposure left a partial cover (the only place one frame shows the
+# motion); "cover", every patch the moving shape's disc covers (the first
+# three models: its inside looks as still as a still shape's, and its
+# trailing blur beyond the disc was labelled still).
+MOTION_LABELS = ("blur", "cover")
+motion_label = "cover"
+
+
+def covers(shape, px, py, cx, cy, r):
+    """The renderer's shapes (core/scene.cpp): whether (px, py) lies inside."""
+    x, y = px - cx, py - cy
+    if shape == "circle":
+        return x * x + y * y <= r * r
+    if shape == "square":
+        return (np.abs(x) <= r * 0.886) & (np.abs(y) <= r * 0.886)
+    big = 1.2 * r  # triangle pointing up, circumradius 1.2 r
+    half = (y + big) / (1.5 * big) * big * math.sqrt(3.0) / 2
+    return (y >= -big) & (y <= big / 2) & (np.abs(x) <= half)
+
+
+def blur_band(objects, size, exposure=6):
+    """[size, size] bool: the pixels a moving shape covered during part of the
+    exposure only (the renderer's shutter is open from (x - dx, y - dy) to (x, y))."""
+    band = np.zeros((size, size), dtype=bool)
+    for o in objects:
+        dx, dy = o.get("dx", 0.0), o.get("dy", 0.0)
+        if not (dx or dy):
+            continue
+        ext = 1.25 * o["radius"] + 1
+        x0, x1 = max(0, int(math.floor(min(o["x"], o["x"] - dx) - ext))), min(size, int(math.ceil(max(o["x"], o["x"] - dx) + ext)) + 1)
+        y0, y1 = max(0, int(math.floor(min(o["y"], o["y"] - dy) - ext))), min(size, int(math.ceil(max(o["y"], o["y"] - dy) + ext)) + 1)
+        if x0 >= x1 or y0 >= y1:
+            continue
+        py, px = np.mgrid[y0:y1, x0:x1] + 0.5
+        hits = sum(covers(o["shape"], px, py, o["x"] - t * dx, o["y"] - t * dy, o["radius"]).astype(np.int32)
+                   for t in np.linspace(1.0, 0.0, exposure))
+        band[y0:y1, x0:x1] |= (hits > 0) & (hits < exposure)
+    return band
+
+
 def patch_labels(objects, mirrored=False):
     """Per patch (raster order), of the shape whose disc covers the patch
-    centre: colour (0 none, 1..4), shape (0 none, 1..3), moving (0/1); then
-    colour and shape of the shape whose centre lies in the patch; the patch's
-    own row and column (so the features keep where they are: "where is ...")."""
-    side, p = VISION["image_size"] // VISION["patch_size"], VISION["patch_size"]
+    centre: colour (0 none, 1..4), shape (0 none, 1..3); moving (0/1, see
+    `motion_label`); then colour and shape of the shape whose centre lies in
+    the patch; the patch's own row and column (so the features keep where
+    they are: "where is ...")."""
+    size, p = VISION["image_size"], VISION["patch_size"]
+    side = size // p
     out = np.zeros((len(PATCH_CLASSES), side * side), dtype=np.int64)
     ys, xs = np.mgrid[0:side, 0:side]
     cy, cx = (ys.ravel() + 0.5) * p, (xs.ravel() + 0.5) * p
+    if motion_label == "blur":
+        band = blur_band(objects, size)
+        band = band[:, ::-1] if mirrored else band
+        # A patch shows the motion when a few of its pixels are blurred (not a sliver).
+        out[2] = band.reshape(side, p, side, p).sum(axis=(1, 3)).ravel() >= 4
     for o in objects:
-        ox = VISION["image_size"] - o["x"] if mirrored else o["x"]
+        ox = size - o["x"] if mirrored else o["x"]
         near = (cx - ox) ** 2 + (cy - o["y"]) ** 2 <= (o["radius"] * 1.1) ** 2
         out[0, near] = 1 + COLORS.index(o["color"])
         out[1, near] = 1 + SHAPES.index(o["shape"])
-        out[2, near] = int(o["moving"])
+        if motion_label == "cover":
+            out[2, near] = int(o["moving"])
         col, row = int(ox // p), int(o["y"] // p)
         if 0 <= col < side and 0 <= row < side:
             out[3, row * side + col] = 1 + COLORS.index(o["color"])
@@ -587,6 +640,7 @@ def evaluate(model, scenes, prompts, rng, images=64, per_image=6):
 
 
 def main():
+    global motion_label
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=float, default=31.0, help="time budget of the end-to-end stage")
     ap.add_argument("--tower-minutes", type=float, default=11.0, help="time budget of stage 0 (the tower on patch labels)")
@@ -615,6 +669,9 @@ def main():
     ap.add_argument("--llm-heads", type=int, default=TEXT["num_attention_heads"],
                     help="attention heads of the language model (its width stays 192); 8 counted colours "
                          "better but named them worse, and its steps ran a quarter slower (model card)")
+    ap.add_argument("--motion-label", choices=MOTION_LABELS, default=motion_label,
+                    help="which patches the tower's 'moving' label marks: blur (where the exposure smeared a moving "
+                         "shape) or cover (the moving shape's whole disc, the first three models)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--work", default=os.path.join(REPO, "build", "scenes"))
@@ -633,6 +690,7 @@ def main():
         ap.error(f"--llm-heads must split the width {TEXT['hidden_size']} into heads of an even size (RoPE), "
                  f"not {a.llm_heads}")
     TEXT.update(num_attention_heads=a.llm_heads, num_key_value_heads=a.llm_heads)
+    motion_label = a.motion_label
     bf16 = a.bf16 == "on" or (a.bf16 == "auto" and cpu_has_bf16())
     print(f"matmuls in {'bfloat16' if bf16 else 'float32'} (--bf16 {a.bf16})", flush=True)
     torch.manual_seed(a.seed)
@@ -721,7 +779,7 @@ def main():
     acc, kinds = evaluate(model, held, prompts, random.Random(7), images=512)
     print(f"final held-out exact match {acc:.4f} over {512 * 6} questions: {kinds}", flush=True)
     card = {"seed": a.seed, "steps": step, "tower_steps": tower_steps, "tower_minutes": tower_minutes, "lr": a.lr, "kind_weights": dict(zip(KINDS, a.kind_weights)), "balance_answers": a.balance_answers, "bf16_matmuls": bf16, "ema": a.ema, "tower_lr": a.tower_lr, "patch_label_loss_until": a.aux_until, "scene_args": a.scene_args, "training_minutes": tower_minutes + minutes, "end_to_end_minutes": minutes, "threads": a.threads,
-            "llm_heads": a.llm_heads, "frames_per_step": a.images, "questions_per_frame": a.questions, "parameters": params,
+            "llm_heads": a.llm_heads, "motion_label": a.motion_label, "frames_per_step": a.images, "questions_per_frame": a.questions, "parameters": params,
             "train_scenes": {"seeds": [train_seeds[0], train_seeds[-1]], "seeds_skipped": sorted(held_seeds), "background": VIDEO,
                              "frames_per_scene": TRAIN_FRAMES,
                              "background_frames": [TRAIN_STARTS[0], TRAIN_STARTS[1] + TRAIN_FRAMES]},
