@@ -384,9 +384,10 @@ PATCH_CLASSES = (5, 4, 2, 5, 4, 10, 10)
 
 # What the patch label "moving" marks: "blur", the patches where a moving
 # shape's exposure left a partial cover (the only place one frame shows the
-# motion); "cover", every patch the moving shape's disc covers (the first
-# three models: its inside looks as still as a still shape's, and its
-# trailing blur beyond the disc was labelled still).
+# motion); "cover", every patch the moving shape's disc covers (every model
+# shipped so far, the default: its inside looks as still as a still shape's,
+# and its trailing blur beyond the disc is labelled still, yet "blur"
+# answered worse, see the model card).
 MOTION_LABELS = ("blur", "cover")
 motion_label = "cover"
 
@@ -536,7 +537,7 @@ def pretrain_tower(model, train, held, rng, minutes, images, lr, bf16=False):
 # Weight of the non-empty classes of each patch label: motion and centres
 # are rare (a few patches of 100) yet are what "moving" and the counts need;
 # unweighted, the motion head learnt to say "still" everywhere.
-PATCH_PRESENT_WEIGHT = (1.0, 1.0, 5.0, 4.0, 4.0, 1.0, 1.0)
+PATCH_PRESENT_WEIGHT = [1.0, 1.0, 5.0, 4.0, 4.0, 1.0, 1.0]
 
 
 def patch_loss(heads, labels):
@@ -671,7 +672,9 @@ def main():
                          "better but named them worse, and its steps ran a quarter slower (model card)")
     ap.add_argument("--motion-label", choices=MOTION_LABELS, default=motion_label,
                     help="which patches the tower's 'moving' label marks: blur (where the exposure smeared a moving "
-                         "shape) or cover (the moving shape's whole disc, the first three models)")
+                         "shape) or cover (the moving shape's whole disc, every model shipped so far)")
+    ap.add_argument("--moving-label-weight", type=float, default=PATCH_PRESENT_WEIGHT[2],
+                    help="weight of the patches labelled moving in the patch-label loss (the others weigh 1)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--work", default=os.path.join(REPO, "build", "scenes"))
@@ -691,6 +694,9 @@ def main():
                  f"not {a.llm_heads}")
     TEXT.update(num_attention_heads=a.llm_heads, num_key_value_heads=a.llm_heads)
     motion_label = a.motion_label
+    if a.moving_label_weight <= 0:
+        ap.error(f"--moving-label-weight must be positive, not {a.moving_label_weight}")
+    PATCH_PRESENT_WEIGHT[2] = a.moving_label_weight
     bf16 = a.bf16 == "on" or (a.bf16 == "auto" and cpu_has_bf16())
     print(f"matmuls in {'bfloat16' if bf16 else 'float32'} (--bf16 {a.bf16})", flush=True)
     torch.manual_seed(a.seed)
@@ -779,7 +785,7 @@ def main():
     acc, kinds = evaluate(model, held, prompts, random.Random(7), images=512)
     print(f"final held-out exact match {acc:.4f} over {512 * 6} questions: {kinds}", flush=True)
     card = {"seed": a.seed, "steps": step, "tower_steps": tower_steps, "tower_minutes": tower_minutes, "lr": a.lr, "kind_weights": dict(zip(KINDS, a.kind_weights)), "balance_answers": a.balance_answers, "bf16_matmuls": bf16, "ema": a.ema, "tower_lr": a.tower_lr, "patch_label_loss_until": a.aux_until, "scene_args": a.scene_args, "training_minutes": tower_minutes + minutes, "end_to_end_minutes": minutes, "threads": a.threads,
-            "llm_heads": a.llm_heads, "motion_label": a.motion_label, "frames_per_step": a.images, "questions_per_frame": a.questions, "parameters": params,
+            "llm_heads": a.llm_heads, "motion_label": a.motion_label, "moving_label_weight": a.moving_label_weight, "frames_per_step": a.images, "questions_per_frame": a.questions, "parameters": params,
             "train_scenes": {"seeds": [train_seeds[0], train_seeds[-1]], "seeds_skipped": sorted(held_seeds), "background": VIDEO,
                              "frames_per_scene": TRAIN_FRAMES,
                              "background_frames": [TRAIN_STARTS[0], TRAIN_STARTS[1] + TRAIN_FRAMES]},
