@@ -409,7 +409,7 @@ def blur_band(objects, size, exposure=6):
     exposure only (the renderer's shutter is open from (x - dx, y - dy) to (x, y))."""
     band = np.zeros((size, size), dtype=bool)
     for o in objects:
-        dx, dy = o.get("dx", 0.0), o.get("dy", 0.0)
+        dx, dy = o["dx"], o["dy"]  # render() redoes a scene whose truth predates them
         if not (dx or dy):
             continue
         ext = 1.25 * o["radius"] + 1
