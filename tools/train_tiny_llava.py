@@ -662,8 +662,9 @@ def main():
     # Off by default: on 2026-12-05 it gave 5,500 steps instead of ~3,000 in the
     # same 42 minutes but answered worse (0.803 teacher-forced against 0.840;
     # places 0.41); see the model card.
-    ap.add_argument("--bf16", choices=("auto", "on", "off"), default="off",
-                    help="products in bfloat16 during training (auto: where the CPU has AVX512-BF16 or AMX)")
+    ap.add_argument("--bf16", choices=("auto", "on", "off", "tower"), default="off",
+                    help="products in bfloat16 during training (auto: where the CPU has AVX512-BF16 or AMX; "
+                         "tower: in stage 0 only, the end-to-end stage in float32)")
     ap.add_argument("--ema", type=float, default=0.0,
                     help="decay of an exponential moving average of the weights over the end-to-end stage, "
                          "exported instead of the last step's weights (0: off)")
@@ -698,7 +699,11 @@ def main():
         ap.error(f"--moving-label-weight must be positive, not {a.moving_label_weight}")
     PATCH_PRESENT_WEIGHT[2] = a.moving_label_weight
     bf16 = a.bf16 == "on" or (a.bf16 == "auto" and cpu_has_bf16())
-    print(f"matmuls in {'bfloat16' if bf16 else 'float32'} (--bf16 {a.bf16})", flush=True)
+    # Stage 0 alone in bfloat16: the tower's patch labels gained most from the
+    # extra steps, the answers lost most to the coarser products.
+    bf16_tower = bf16 or a.bf16 == "tower"
+    print(f"matmuls in {'bfloat16' if bf16_tower else 'float32'} in stage 0, "
+          f"{'bfloat16' if bf16 else 'float32'} end to end (--bf16 {a.bf16})", flush=True)
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
     rng = random.Random(a.seed)
@@ -735,7 +740,8 @@ def main():
     model = TinyLlava(vocab, image_token)
     params = sum(p.numel() for p in model.parameters())
     print(f"model: {params / 1e6:.2f} M parameters", flush=True)
-    tower_steps, tower_minutes = (pretrain_tower(model, train, held, rng, a.tower_minutes, a.tower_images, a.tower_lr, bf16)
+    tower_steps, tower_minutes = (pretrain_tower(model, train, held, rng, a.tower_minutes, a.tower_images, a.tower_lr,
+                                                 bf16_tower)
                                   if a.tower_minutes > 0 else (0, 0.0))
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01, betas=(0.9, 0.98))
     budget = a.minutes * 60
@@ -784,7 +790,7 @@ def main():
         model.load_state_dict(averaged.module.state_dict())
     acc, kinds = evaluate(model, held, prompts, random.Random(7), images=512)
     print(f"final held-out exact match {acc:.4f} over {512 * 6} questions: {kinds}", flush=True)
-    card = {"seed": a.seed, "steps": step, "tower_steps": tower_steps, "tower_minutes": tower_minutes, "lr": a.lr, "kind_weights": dict(zip(KINDS, a.kind_weights)), "balance_answers": a.balance_answers, "bf16_matmuls": bf16, "ema": a.ema, "tower_lr": a.tower_lr, "patch_label_loss_until": a.aux_until, "scene_args": a.scene_args, "training_minutes": tower_minutes + minutes, "end_to_end_minutes": minutes, "threads": a.threads,
+    card = {"seed": a.seed, "steps": step, "tower_steps": tower_steps, "tower_minutes": tower_minutes, "lr": a.lr, "kind_weights": dict(zip(KINDS, a.kind_weights)), "balance_answers": a.balance_answers, "bf16_matmuls": bf16, "bf16_tower_matmuls": bf16_tower, "ema": a.ema, "tower_lr": a.tower_lr, "patch_label_loss_until": a.aux_until, "scene_args": a.scene_args, "training_minutes": tower_minutes + minutes, "end_to_end_minutes": minutes, "threads": a.threads,
             "llm_heads": a.llm_heads, "motion_label": a.motion_label, "moving_label_weight": a.moving_label_weight, "frames_per_step": a.images, "questions_per_frame": a.questions, "parameters": params,
             "train_scenes": {"seeds": [train_seeds[0], train_seeds[-1]], "seeds_skipped": sorted(held_seeds), "background": VIDEO,
                              "frames_per_scene": TRAIN_FRAMES,
