@@ -519,6 +519,8 @@ def pretrain_tower(model, train, held, rng, minutes, images, lr, bf16=False):
         px, labels = image_batch(rng, train, images, flip=True)
         with matmul_precision(bf16):
             heads = model.patch_heads(model.vision(px))
+        if step == 0:  # what the products actually ran in, for the log and the tests
+            print(f"stage 0: patch heads computed in {str(heads.dtype).replace('torch.', '')}", flush=True)
         loss = patch_loss(heads.float(), labels)
         opt.zero_grad()
         loss.backward()
