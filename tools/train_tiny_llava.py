@@ -763,7 +763,8 @@ def main():
     # `tower`: stage 0 alone in bfloat16, since in the `on` run the tower's patch
     # labels gained most from the extra steps and the answers lost most to the
     # coarser products. Off by default too: on 2026-12-06 it found more motion
-    # but answered worse in all (0.860 against 0.920; see the model card).
+    # but answered worse in all from scratch (0.860 against 0.920); from a
+    # trained snapshot (--init-from) it made the shipped model (model card).
     bf16_tower = bf16 or a.bf16 == "tower"
     print(f"matmuls in {'bfloat16' if bf16_tower else 'float32'} in stage 0, "
           f"{'bfloat16' if bf16 else 'float32'} end to end (--bf16 {a.bf16})", flush=True)
