@@ -25,7 +25,9 @@ spm_train on the prompt, question and answer texts.
 
 Seeded (--seed), but the budgets are wall-clock minutes (11 for stage 0, 31
 end to end by default: 42 on 2 cores), so the step count depends on the
-machine.
+machine. That command is the first of the three runs that made the shipped
+model; `--init-from DIR` trains a snapshot further (the other two runs are
+in the model card).
 """
 import argparse
 import concurrent.futures
