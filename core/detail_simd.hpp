@@ -42,21 +42,52 @@ inline v8f exp8(v8f x) {
   return y * scale;
 }
 
-/// e[j] = exp(s[j] - m) for j < n (e may be s); returns their sum, added in
-/// order. The last partial vector goes through a local copy, so neither
+/// The sum of a vector's lanes.
+inline float lane_sum(v8f v) {
+  float a[8];
+  store8(a, v);
+  return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
+}
+
+/// e[j] = exp(s[j] - m) for j < n (e may be s); returns their sum, kept in
+/// eight running lanes (one running scalar made every add wait on the one
+/// before). The last partial vector goes through a local copy, so neither
 /// array needs padding.
 inline float exp_sum(const float* s, float m, int n, float* e) {
   const int whole = n / 8 * 8;
-  for (int j = 0; j < whole; j += 8) store8(e + j, exp8(load8(s + j) - m));
+  v8f acc{};
+  for (int j = 0; j < whole; j += 8) {
+    const v8f x = exp8(load8(s + j) - m);
+    store8(e + j, x);
+    acc += x;
+  }
   if (whole < n) {
     float tail[8] = {};
     std::memcpy(tail, s + whole, sizeof(float) * static_cast<std::size_t>(n - whole));
-    const v8f x = exp8(load8(tail) - m);
+    v8f x = exp8(load8(tail) - m);
     std::memcpy(e + whole, &x, sizeof(float) * static_cast<std::size_t>(n - whole));
+    for (int j = n - whole; j < 8; ++j) x[j] = 0.0f;
+    acc += x;
   }
-  float sum = 0;
-  for (int j = 0; j < n; ++j) sum += e[j];
-  return sum;
+  return lane_sum(acc);
+}
+
+/// The largest of s[0..n), n >= 1, eight lanes at a time.
+inline float max_of(const float* s, int n) {
+  const int whole = n / 8 * 8;
+  float best = s[0];
+  if (whole > 0) {
+    v8f mx = load8(s);
+    for (int j = 8; j < whole; j += 8) {
+      const v8f x = load8(s + j);
+      mx = x > mx ? x : mx;
+    }
+    float a[8];
+    store8(a, mx);
+    for (float v : a) best = v > best ? v : best;
+  }
+  for (int j = whole; j < n; ++j) best = s[j] > best ? s[j] : best;
+  return best;
 }
 
 #if defined(__AVX512F__)

@@ -164,43 +164,51 @@ void scores_tile(const float* const* q, const float* kt, int dh, int n, int t0, 
     for (int b = 0; b < KB; ++b) simd::store(rows[i] + t0 + b * key_lanes, acc[i][b]);
 }
 
-/// f32 keys: tiles of up to 4 queries x 2 key vectors; the keys past the
-/// last whole vector the plain way.
+/// scores_tile for a run-time tile height qb <= QB.
+template <int KB, int QB>
+void scores_tile_n(int qb, const float* const* q, const float* kt, int dh, int n, int t0, float* const* rows) {
+  if constexpr (QB == 1) {
+    scores_tile<1, KB>(q, kt, dh, n, t0, rows);
+  } else {
+    if (qb == QB) return scores_tile<QB, KB>(q, kt, dh, n, t0, rows);
+    scores_tile_n<KB, QB - 1>(qb, q, kt, dh, n, t0, rows);
+  }
+}
+
+/// f32 keys: tiles of up to 4 queries x 2 key vectors (measured against 6
+/// and 8 queries a tile, which ran slower); the keys past the last whole
+/// vector through the same tile from a zero-padded copy (a scalar chain per
+/// score took a fifth of this function's time at 197 tokens).
 void scores_head_f32(const attention_frame& f, const attention_shape& s, int head, float* base, const float* k_t) {
+  constexpr int QB = 4;
   const int w = s.width(), dh = s.head_dim, n = s.tokens;
   const float* kt = k_t + static_cast<std::int64_t>(head) * dh * n;
   const int whole = n / key_lanes * key_lanes;
-  for (int i0 = 0; i0 < f.m; i0 += 4) {
-    const int qb = std::min(4, f.m - i0);
-    const float* q[4];
-    float* rows[4];
+  std::vector<float> tail_keys;
+  if (whole < n) {
+    tail_keys.assign(static_cast<std::size_t>(dh) * key_lanes, 0.0f);
+    for (int d = 0; d < dh; ++d)
+      std::memcpy(tail_keys.data() + static_cast<std::size_t>(d) * key_lanes, kt + static_cast<std::int64_t>(d) * n + whole,
+                  sizeof(float) * static_cast<std::size_t>(n - whole));
+  }
+  for (int i0 = 0; i0 < f.m; i0 += QB) {
+    const int qb = std::min(QB, f.m - i0);
+    const float* q[QB];
+    float* rows[QB];
     for (int i = 0; i < qb; ++i) {
       q[i] = f.q + static_cast<std::int64_t>(i0 + i) * w + head * dh;
       rows[i] = base + static_cast<std::int64_t>(i0 + i) * n;
     }
     int t0 = 0;
-    for (; t0 + 2 * key_lanes <= whole; t0 += 2 * key_lanes) {
-      switch (qb) {
-        case 4: scores_tile<4, 2>(q, kt, dh, n, t0, rows); break;
-        case 3: scores_tile<3, 2>(q, kt, dh, n, t0, rows); break;
-        case 2: scores_tile<2, 2>(q, kt, dh, n, t0, rows); break;
-        default: scores_tile<1, 2>(q, kt, dh, n, t0, rows); break;
-      }
-    }
-    for (; t0 < whole; t0 += key_lanes) {
-      switch (qb) {
-        case 4: scores_tile<4, 1>(q, kt, dh, n, t0, rows); break;
-        case 3: scores_tile<3, 1>(q, kt, dh, n, t0, rows); break;
-        case 2: scores_tile<2, 1>(q, kt, dh, n, t0, rows); break;
-        default: scores_tile<1, 1>(q, kt, dh, n, t0, rows); break;
-      }
-    }
+    for (; t0 + 2 * key_lanes <= whole; t0 += 2 * key_lanes) scores_tile_n<2, QB>(qb, q, kt, dh, n, t0, rows);
+    for (; t0 < whole; t0 += key_lanes) scores_tile_n<1, QB>(qb, q, kt, dh, n, t0, rows);
+    if (whole == n) continue;
+    float tail_out[QB][key_lanes];
+    float* tail_rows[QB];
+    for (int i = 0; i < QB; ++i) tail_rows[i] = tail_out[i];
+    scores_tile_n<1, QB>(qb, q, tail_keys.data(), dh, key_lanes, 0, tail_rows);
     for (int i = 0; i < qb; ++i)
-      for (int t = whole; t < n; ++t) {
-        float acc = 0;
-        for (int d = 0; d < dh; ++d) acc += q[i][d] * kt[static_cast<std::int64_t>(d) * n + t];
-        rows[i][t] = acc;
-      }
+      std::memcpy(rows[i] + whole, tail_out[i], sizeof(float) * static_cast<std::size_t>(n - whole));
   }
 }
 
@@ -219,8 +227,27 @@ void scores_head_f16(const attention_frame& f, const attention_shape& s, int hea
 
 }  // namespace
 
+namespace {
+/// Asks for [p, p + bytes) to be brought towards the core (into L2) ahead
+/// of use: a head's keys and values are read once per frame, from L3 or
+/// memory, and the tiles' strided walk over them waits on each line in turn.
+void prefetch_range(const void* p, std::int64_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (std::int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, 0, 2);
+}
+}  // namespace
+
 void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores) {
   float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * s.tokens;
+  {
+    const std::int64_t n = s.tokens, dh = s.head_dim, w = s.width();
+    const std::int64_t el = f.k_t16 != nullptr ? 2 : 4;
+    const char* k = f.k_t16 != nullptr ? reinterpret_cast<const char*>(f.k_t16) : reinterpret_cast<const char*>(f.k_t);
+    prefetch_range(k + head * dh * n * el, dh * n * el);
+    const char* v = f.v16 != nullptr ? reinterpret_cast<const char*>(f.v16) : reinterpret_cast<const char*>(f.v);
+    if (v != nullptr)
+      for (std::int64_t t = 0; t < n; ++t) prefetch_range(v + (t * w + head * dh) * el, dh * el);
+  }
   if (f.k_t16 != nullptr) scores_head_f16(f, s, head, base, f.k_t16);
   else scores_head_f32(f, s, head, base, f.k_t);
 }
@@ -231,7 +258,7 @@ void attention_softmax(const attention_frame& f, const attention_shape& s, int h
   float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * n;
   for (int i = 0; i < f.m; ++i) {
     float* row = base + static_cast<std::int64_t>(i) * n;
-    const float m = *std::max_element(row, row + n);
+    const float m = simd::max_of(row, n);
     const float z = simd::exp_sum(row, m, n, row);
     const float inv = 1.0f / z;
     for (int j = 0; j < n; ++j) row[j] *= inv;
