@@ -109,17 +109,22 @@ void from_half(const std::uint16_t* in, float* out, std::int64_t n) {
 
 void store_keys(const attention_frame& f, const attention_shape& s, const float* keys,
                 const std::int64_t* tokens, int count) {
-  const int w = s.width();
+  for (int head = 0; head < s.heads; ++head) store_keys(f, s, keys, tokens, count, head);
+}
+
+void store_keys(const attention_frame& f, const attention_shape& s, const float* keys,
+                const std::int64_t* tokens, int count, int head) {
+  const int w = s.width(), dh = s.head_dim, c0 = head * dh;
   if (f.k_t16 != nullptr) {
-    std::vector<std::uint16_t> row(static_cast<std::size_t>(w));
+    std::vector<std::uint16_t> row(static_cast<std::size_t>(dh));
     for (int j = 0; j < count; ++j) {
-      to_half(keys + static_cast<std::int64_t>(j) * w, row.data(), w);
-      for (int c = 0; c < w; ++c) f.k_t16[static_cast<std::int64_t>(c) * s.tokens + tokens[j]] = row[c];
+      to_half(keys + static_cast<std::int64_t>(j) * w + c0, row.data(), dh);
+      for (int e = 0; e < dh; ++e) f.k_t16[static_cast<std::int64_t>(c0 + e) * s.tokens + tokens[j]] = row[e];
     }
     return;
   }
   for (int j = 0; j < count; ++j)
-    for (int c = 0; c < w; ++c)  // c = head * head_dim + d: row c of the transposed keys
+    for (int c = c0; c < c0 + dh; ++c)  // c = head * head_dim + d: row c of the transposed keys
       f.k_t[static_cast<std::int64_t>(c) * s.tokens + tokens[j]] = keys[static_cast<std::int64_t>(j) * w + c];
 }
 
@@ -228,26 +233,24 @@ void scores_head_f16(const attention_frame& f, const attention_shape& s, int hea
 }  // namespace
 
 namespace {
-/// Asks for [p, p + bytes) to be brought towards the core (into L2) ahead
-/// of use: a head's keys and values are read once per frame, from L3 or
-/// memory, and the tiles' strided walk over them waits on each line in turn.
 void prefetch_range(const void* p, std::int64_t bytes) {
   const char* c = static_cast<const char*>(p);
   for (std::int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, 0, 2);
 }
 }  // namespace
 
+void attention_prefetch(const attention_frame& f, const attention_shape& s, int head) {
+  const std::int64_t n = s.tokens, dh = s.head_dim, w = s.width();
+  const std::int64_t el = f.k_t16 != nullptr ? 2 : 4;
+  const char* k = f.k_t16 != nullptr ? reinterpret_cast<const char*>(f.k_t16) : reinterpret_cast<const char*>(f.k_t);
+  if (k != nullptr) prefetch_range(k + head * dh * n * el, dh * n * el);
+  const char* v = f.v16 != nullptr ? reinterpret_cast<const char*>(f.v16) : reinterpret_cast<const char*>(f.v);
+  if (v != nullptr)
+    for (std::int64_t t = 0; t < n; ++t) prefetch_range(v + (t * w + head * dh) * el, dh * el);
+}
+
 void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores) {
   float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * s.tokens;
-  {
-    const std::int64_t n = s.tokens, dh = s.head_dim, w = s.width();
-    const std::int64_t el = f.k_t16 != nullptr ? 2 : 4;
-    const char* k = f.k_t16 != nullptr ? reinterpret_cast<const char*>(f.k_t16) : reinterpret_cast<const char*>(f.k_t);
-    prefetch_range(k + head * dh * n * el, dh * n * el);
-    const char* v = f.v16 != nullptr ? reinterpret_cast<const char*>(f.v16) : reinterpret_cast<const char*>(f.v);
-    if (v != nullptr)
-      for (std::int64_t t = 0; t < n; ++t) prefetch_range(v + (t * w + head * dh) * el, dh * el);
-  }
   if (f.k_t16 != nullptr) scores_head_f16(f, s, head, base, f.k_t16);
   else scores_head_f32(f, s, head, base, f.k_t);
 }

@@ -39,6 +39,16 @@ void from_half(const std::uint16_t* in, float* out, std::int64_t n);
 /// Writes the keys of `count` tokens (rows [count, width]) into k_t (or k_t16).
 void store_keys(const attention_frame& f, const attention_shape& s, const float* keys,
                 const std::int64_t* tokens, int count);
+/// The same for one head's rows of k_t only: a token's key touches a line
+/// of the transposed store per dimension, so each (frame, head) item writes
+/// its own share, after attention_prefetch, in parallel.
+void store_keys(const attention_frame& f, const attention_shape& s, const float* keys,
+                const std::int64_t* tokens, int count, int head);
+/// Asks for one head's keys and values to be brought into cache (L2) ahead
+/// of store_keys, attention_scores and attention_apply: the store is read
+/// once a frame, cold, and the tiles' strided walk over it would otherwise
+/// wait on each line in turn.
+void attention_prefetch(const attention_frame& f, const attention_shape& s, int head);
 /// scores[score_offset + (h * m + i) * tokens + t] = q_i,h . k_t,h
 void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores);
 /// The softmax of one head's score rows of the frame, in place, in plain

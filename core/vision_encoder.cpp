@@ -318,14 +318,20 @@ struct vision_encoder::impl {
     }
   }
 
-  /// The same on the CPU in f32: K/V rows copied in place, then every
-  /// (frame, head) item in one parallel region: its scores, softmax and
-  /// weighted sums (and the running softmax state with `keep_state`).
+  /// The same on the CPU in f32: the new value rows copied in place, then
+  /// every (frame, head) item in one parallel region: its share of the
+  /// store brought into cache, its new keys written, its scores, softmax
+  /// and weighted sums (and the running softmax state with `keep_state`).
   void attend_cpu(std::vector<active_frame>& active, std::size_t l, const at::Tensor& q,
                   const at::Tensor& k, const at::Tensor& v, at::Tensor& o, bool keep_state = false) const {
     const std::int64_t d = cfg.hidden_size, t = cfg.num_tokens();
     const attention_shape shape{cfg.num_tokens(), cfg.num_heads, cfg.head_dim()};
     std::vector<attention_frame> frames;
+    struct keys_to_store {
+      const float* rows;
+      const std::int64_t* tokens;
+    };
+    std::vector<keys_to_store> new_keys;  // per frame, written per head in the parallel region
     std::int64_t scores = 0;
     for (auto& a : active) {
       const std::int64_t* tok = a.tokens.data_ptr<std::int64_t>();
@@ -345,8 +351,8 @@ struct vision_encoder::impl {
         f.k_t = kl;
         f.v = vl;
       }
-      store_keys(f, shape, k.data_ptr<float>() + a.offset * d, tok, static_cast<int>(a.count));
       frames.push_back(f);
+      new_keys.push_back({k.data_ptr<float>() + a.offset * d, tok});
       scores += a.count * cfg.num_heads * t;
     }
     auto s = at::empty({scores / t, t}, q.options());
@@ -361,6 +367,9 @@ struct vision_encoder::impl {
       for (std::int64_t i = b; i < e; ++i) {
         const auto& f = frames[static_cast<std::size_t>(i / h)];
         const int head = static_cast<int>(i % h);
+        attention_prefetch(f, shape, head);
+        const auto& nk = new_keys[static_cast<std::size_t>(i / h)];
+        store_keys(f, shape, nk.rows, nk.tokens, f.m, head);
         attention_scores(f, shape, head, s.data_ptr<float>());
         row_max.resize(static_cast<std::size_t>(f.m));
         row_sum.resize(static_cast<std::size_t>(f.m));
