@@ -1,10 +1,12 @@
 // The recomputed queries' attention scores against a naive product, over
 // token counts and query counts that reach every tile of the kernel (whole
 // key vectors in pairs and alone, the ragged tail, 1-4 queries a tile); the
-// softmax of one head's rows against one in double precision.
+// softmax of one head's rows against one in double precision; the new keys
+// written one head at a time.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -77,6 +79,51 @@ TEST(attention_softmax, matches_a_double_precision_softmax_and_keeps_its_state) 
           ASSERT_NEAR(out[t], std::exp(in[t] - mx) / z, 1e-6) << "n=" << n << " query " << i << " key " << t;
       }
     }
+}
+
+// Each (frame, head) item writes its own head's new keys: one head's call
+// changes exactly that head's rows of the transposed store, at the given
+// tokens, and the heads' calls together equal the all-heads write (f32 and
+// half-precision stores).
+TEST(store_keys, one_head_writes_only_its_rows_and_all_heads_equal_the_whole_write) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> d;
+  const int n = 45, h = 3, dh = 16, w = h * dh;
+  const std::vector<std::int64_t> tokens{0, 3, 4, 17, 44};
+  const int count = static_cast<int>(tokens.size());
+  std::vector<float> keys(static_cast<std::size_t>(count) * w);
+  for (auto& x : keys) x = d(rng);
+  const attention_shape shape{n, h, dh};
+
+  std::vector<float> base(static_cast<std::size_t>(w) * n);
+  for (auto& x : base) x = d(rng);
+  auto one = base, whole = base, per_head = base;
+  attention_frame f;
+  f.k_t = one.data();
+  store_keys(f, shape, keys.data(), tokens.data(), count, 1);
+  for (int c = 0; c < w; ++c)
+    for (int t = 0; t < n; ++t) {
+      const auto at = static_cast<std::size_t>(c) * n + t;
+      const int j = static_cast<int>(std::find(tokens.begin(), tokens.end(), t) - tokens.begin());
+      if (c / dh == 1 && j < count) ASSERT_EQ(one[at], keys[static_cast<std::size_t>(j) * w + c]) << "row " << c << " token " << t;
+      else ASSERT_EQ(one[at], base[at]) << "row " << c << " token " << t << " is not head 1's or not a new token's";
+    }
+  f.k_t = whole.data();
+  store_keys(f, shape, keys.data(), tokens.data(), count);
+  f.k_t = per_head.data();
+  for (int head = 0; head < h; ++head) store_keys(f, shape, keys.data(), tokens.data(), count, head);
+  EXPECT_EQ(per_head, whole);
+
+  std::vector<std::uint16_t> half_whole(static_cast<std::size_t>(w) * n, 0), half_heads = half_whole;
+  attention_frame g;
+  g.k_t16 = half_whole.data();
+  store_keys(g, shape, keys.data(), tokens.data(), count);
+  g.k_t16 = half_heads.data();
+  for (int head = h - 1; head >= 0; --head) store_keys(g, shape, keys.data(), tokens.data(), count, head);
+  EXPECT_EQ(half_heads, half_whole);
+  std::vector<float> back(half_whole.size());
+  from_half(half_whole.data(), back.data(), static_cast<std::int64_t>(back.size()));
+  EXPECT_NEAR(back[static_cast<std::size_t>(2 * dh + 5) * n + 17], keys[3 * w + 2 * dh + 5], 2e-3);
 }
 
 }  // namespace
