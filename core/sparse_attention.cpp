@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 #ifdef __F16C__
 #include <immintrin.h>
@@ -130,18 +131,6 @@ void store_keys(const attention_frame& f, const attention_shape& s, const float*
 
 namespace {
 
-/// row[t] += qd * k[t] over one key dimension of every token, keys stored
-/// in half precision (converted eight at a time).
-void add_scaled(float* row, float qd, const std::uint16_t* k, int n) {
-  int t = 0;
-  for (; t + 8 <= n; t += 8) store8(row + t, load8(row + t) + qd * load8h(k + t));
-  if (t < n) {
-    float tail[8];
-    from_half(k + t, tail, n - t);
-    for (int j = 0; t + j < n; ++j) row[t + j] += qd * tail[j];
-  }
-}
-
 #if defined(__AVX512F__)
 using key_vec = simd::v16f;
 #else
@@ -149,16 +138,29 @@ using key_vec = simd::v8f;
 #endif
 constexpr int key_lanes = simd::lanes<key_vec>;
 
+/// key_lanes keys from an f32 or a half-precision store (widened in
+/// registers: the arithmetic stays f32).
+key_vec load_keys(const float* p) { return simd::load<key_vec>(p); }
+key_vec load_keys(const std::uint16_t* p) {
+#if defined(__AVX512F__)
+  // Two halves joined in registers (GCC 12's 16-wide conversion intrinsic
+  // warns spuriously).
+  return __builtin_shufflevector(load8h(p), load8h(p + 8), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+#else
+  return load8h(p);
+#endif
+}
+
 /// Scores of QB queries against KB x key_lanes keys, summed over the head's
 /// dimensions in registers (no row is loaded and stored per dimension): a
 /// small GEMM tile, the keys' vectors loaded once for all QB queries.
-template <int QB, int KB>
-void scores_tile(const float* const* q, const float* kt, int dh, int n, int t0, float* const* rows) {
+template <int QB, int KB, typename T>
+void scores_tile(const float* const* q, const T* kt, int dh, int n, int t0, float* const* rows) {
   key_vec acc[QB][KB] = {};
   for (int d = 0; d < dh; ++d) {
-    const float* k = kt + static_cast<std::int64_t>(d) * n + t0;
+    const T* k = kt + static_cast<std::int64_t>(d) * n + t0;
     key_vec kv[KB];
-    for (int b = 0; b < KB; ++b) kv[b] = simd::load<key_vec>(k + b * key_lanes);
+    for (int b = 0; b < KB; ++b) kv[b] = load_keys(k + b * key_lanes);
 #pragma GCC unroll 4
     for (int i = 0; i < QB; ++i) {
       const float qd = q[i][d];
@@ -170,8 +172,8 @@ void scores_tile(const float* const* q, const float* kt, int dh, int n, int t0, 
 }
 
 /// scores_tile for a run-time tile height qb <= QB.
-template <int KB, int QB>
-void scores_tile_n(int qb, const float* const* q, const float* kt, int dh, int n, int t0, float* const* rows) {
+template <int KB, int QB, typename T>
+void scores_tile_n(int qb, const float* const* q, const T* kt, int dh, int n, int t0, float* const* rows) {
   if constexpr (QB == 1) {
     scores_tile<1, KB>(q, kt, dh, n, t0, rows);
   } else {
@@ -180,21 +182,23 @@ void scores_tile_n(int qb, const float* const* q, const float* kt, int dh, int n
   }
 }
 
-/// f32 keys: tiles of up to 4 queries x 2 key vectors (measured against 6
-/// and 8 queries a tile, which ran slower); the keys past the last whole
-/// vector through the same tile from a zero-padded copy (a scalar chain per
-/// score took a fifth of this function's time at 197 tokens).
-void scores_head_f32(const attention_frame& f, const attention_shape& s, int head, float* base, const float* k_t) {
+/// Keys stored as T (f32 or half): tiles of up to 4 queries x 2 key vectors
+/// (measured against 6 and 8 queries a tile, which ran slower); the keys
+/// past the last whole vector through the same tile from a zero-padded copy
+/// (a scalar chain per score took a fifth of this function's time at 197
+/// tokens).
+template <typename T>
+void scores_head(const attention_frame& f, const attention_shape& s, int head, float* base, const T* k_t) {
   constexpr int QB = 4;
   const int w = s.width(), dh = s.head_dim, n = s.tokens;
-  const float* kt = k_t + static_cast<std::int64_t>(head) * dh * n;
+  const T* kt = k_t + static_cast<std::int64_t>(head) * dh * n;
   const int whole = n / key_lanes * key_lanes;
-  std::vector<float> tail_keys;
+  std::vector<T> tail_keys;
   if (whole < n) {
-    tail_keys.assign(static_cast<std::size_t>(dh) * key_lanes, 0.0f);
+    tail_keys.assign(static_cast<std::size_t>(dh) * key_lanes, T{0});
     for (int d = 0; d < dh; ++d)
       std::memcpy(tail_keys.data() + static_cast<std::size_t>(d) * key_lanes, kt + static_cast<std::int64_t>(d) * n + whole,
-                  sizeof(float) * static_cast<std::size_t>(n - whole));
+                  sizeof(T) * static_cast<std::size_t>(n - whole));
   }
   for (int i0 = 0; i0 < f.m; i0 += QB) {
     const int qb = std::min(QB, f.m - i0);
@@ -214,19 +218,6 @@ void scores_head_f32(const attention_frame& f, const attention_shape& s, int hea
     scores_tile_n<1, QB>(qb, q, tail_keys.data(), dh, key_lanes, 0, tail_rows);
     for (int i = 0; i < qb; ++i)
       std::memcpy(rows[i] + whole, tail_out[i], sizeof(float) * static_cast<std::size_t>(n - whole));
-  }
-}
-
-/// Keys in half precision: one query at a time, one key dimension at a time.
-void scores_head_f16(const attention_frame& f, const attention_shape& s, int head, float* base,
-                     const std::uint16_t* k_t) {
-  const int w = s.width(), dh = s.head_dim, n = s.tokens;
-  const std::uint16_t* kt = k_t + static_cast<std::int64_t>(head) * dh * n;
-  for (int i = 0; i < f.m; ++i) {
-    const float* q = f.q + static_cast<std::int64_t>(i) * w + head * dh;
-    float* row = base + static_cast<std::int64_t>(i) * n;
-    std::fill(row, row + n, 0.0f);
-    for (int d = 0; d < dh; ++d) add_scaled(row, q[d], kt + static_cast<std::int64_t>(d) * n, n);
   }
 }
 
@@ -251,8 +242,8 @@ void attention_prefetch(const attention_frame& f, const attention_shape& s, int 
 
 void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores) {
   float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * s.tokens;
-  if (f.k_t16 != nullptr) scores_head_f16(f, s, head, base, f.k_t16);
-  else scores_head_f32(f, s, head, base, f.k_t);
+  if (f.k_t16 != nullptr) scores_head(f, s, head, base, f.k_t16);
+  else scores_head(f, s, head, base, f.k_t);
 }
 
 void attention_softmax(const attention_frame& f, const attention_shape& s, int head, float* scores,
@@ -286,6 +277,46 @@ void weighted_sum(const float* p, const T* v, int tokens, int width, float* out)
   }
   for (int j = 0; j < VECS; ++j) store8(out + 8 * j, acc[j]);
 }
+
+/// QB queries' weighted sums at once over half-precision values, VECS
+/// key_vec-wide pieces of the head each: a value row is widened once for
+/// all QB queries (one query at a time widened every value once per FMA).
+template <int QB, int VECS>
+void weighted_sum_tile(const float* const* p, const std::uint16_t* v, int tokens, int width, float* const* out) {
+  key_vec acc[QB][VECS] = {};
+  for (int t = 0; t < tokens; ++t) {
+    const std::uint16_t* vt = v + static_cast<std::int64_t>(t) * width;
+    key_vec vv[VECS];
+    for (int j = 0; j < VECS; ++j) vv[j] = load_keys(vt + j * key_lanes);
+    for (int i = 0; i < QB; ++i) {
+      const float pt = p[i][t];
+      for (int j = 0; j < VECS; ++j) acc[i][j] += pt * vv[j];
+    }
+  }
+  for (int i = 0; i < QB; ++i)
+    for (int j = 0; j < VECS; ++j) simd::store(out[i] + j * key_lanes, acc[i][j]);
+}
+
+/// Every query of one head over half-precision values, in tiles of up to
+/// four queries (QB x VECS accumulators within half the vector registers).
+template <int VECS>
+void apply_head_half(const attention_frame& f, const attention_shape& s, int head, const float* base,
+                     const std::uint16_t* v) {
+  constexpr int QB = std::max(1, std::min(4, 16 / VECS));
+  const int w = s.width(), dh = s.head_dim, n = s.tokens;
+  for (int i0 = 0; i0 < f.m; i0 += QB) {
+    const int qb = std::min(QB, f.m - i0);
+    const float* p[QB];
+    float* out[QB];
+    for (int i = 0; i < qb; ++i) {
+      p[i] = base + static_cast<std::int64_t>(i0 + i) * n;
+      out[i] = f.out + static_cast<std::int64_t>(i0 + i) * w + head * dh;
+    }
+    if (qb == QB) weighted_sum_tile<QB, VECS>(p, v, n, w, out);
+    else
+      for (int i = 0; i < qb; ++i) weighted_sum_tile<1, VECS>(p + i, v, n, w, out + i);
+  }
+}
 }  // namespace
 
 namespace {
@@ -302,6 +333,14 @@ float value_at(const std::uint16_t* v, std::int64_t i) {
 template <typename T>
 void apply_head(const attention_frame& f, const attention_shape& s, int head, const float* base, const T* v) {
   const int w = s.width(), dh = s.head_dim, n = s.tokens;
+  if constexpr (std::is_same_v<T, std::uint16_t>) {
+    switch (dh) {
+      case 2 * key_lanes: return apply_head_half<2>(f, s, head, base, v);
+      case 4 * key_lanes: return apply_head_half<4>(f, s, head, base, v);
+      case 8 * key_lanes: return apply_head_half<8>(f, s, head, base, v);
+      default: break;
+    }
+  }
   for (int i = 0; i < f.m; ++i) {
     const float* p = base + static_cast<std::int64_t>(i) * n;
     float* out = f.out + static_cast<std::int64_t>(i) * w + head * dh;

@@ -16,7 +16,12 @@
 namespace vlcache {
 namespace {
 
-TEST(attention_scores, match_a_naive_product_for_every_tile) {
+// Both stores: f32 keys, and half-precision keys (compared against the
+// product with the keys as rounded to half).
+class attention_scores_store : public ::testing::TestWithParam<bool> {};
+
+TEST_P(attention_scores_store, match_a_naive_product_for_every_tile) {
+  const bool half = GetParam();
   std::mt19937 rng(3);
   std::normal_distribution<float> d;
   for (int n : {17, 45, 197})
@@ -26,9 +31,16 @@ TEST(attention_scores, match_a_naive_product_for_every_tile) {
         std::vector<float> q(static_cast<std::size_t>(m) * w), k_t(static_cast<std::size_t>(w) * n);
         for (auto& x : q) x = d(rng);
         for (auto& x : k_t) x = d(rng);
+        std::vector<std::uint16_t> k_t16(k_t.size());
         attention_frame f;
         f.q = q.data();
-        f.k_t = k_t.data();
+        if (half) {
+          to_half(k_t.data(), k_t16.data(), static_cast<std::int64_t>(k_t.size()));
+          from_half(k_t16.data(), k_t.data(), static_cast<std::int64_t>(k_t.size()));  // the reference's keys
+          f.k_t16 = k_t16.data();
+        } else {
+          f.k_t = k_t.data();
+        }
         f.m = m;
         std::vector<float> scores(static_cast<std::size_t>(h) * m * n, -7.0f);
         const attention_shape shape{n, h, dh};
@@ -40,10 +52,13 @@ TEST(attention_scores, match_a_naive_product_for_every_tile) {
               for (int e = 0; e < dh; ++e)
                 ref += double(q[i * w + head * dh + e]) * k_t[(head * dh + e) * n + t];
               ASSERT_NEAR(scores[(head * m + i) * n + t], ref, 1e-4)
-                  << "n=" << n << " dh=" << dh << " m=" << m << " head " << head << " query " << i << " key " << t;
+                  << (half ? "half" : "f32") << " n=" << n << " dh=" << dh << " m=" << m << " head " << head
+                  << " query " << i << " key " << t;
             }
       }
 }
+INSTANTIATE_TEST_SUITE_P(stores, attention_scores_store, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "half" : "f32"; });
 
 // Row lengths below, at and off a multiple of the vector width (the tail is
 // scalar), scores spread wide enough that exp underflows for some; only the
