@@ -778,8 +778,13 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
   if (p->store_f16 && p->cfg.head_dim() % 8 != 0)
     return error{errc::invalid_argument, "store_dtype f16 needs a head width that is a multiple of 8, not " +
                                              std::to_string(p->cfg.head_dim())};
-  if (p->store_f16 && options.layer_tolerance > 0)
-    return error{errc::invalid_argument, "store_dtype f16 does not combine with layer_tolerance yet"};
+  // Layer-wise recompute's attention test reads the stored keys and values
+  // as f32 (the reused queries' incremental update); its input test alone
+  // reads them only through the attention kernels, which take either store.
+  if (p->store_f16 && options.layer_tolerance > 0 && p->attention_tolerance > 0)
+    return error{errc::invalid_argument, "store_dtype f16 does not combine with layer_tolerance's attention test "
+                                         "yet (attention_tolerance " + std::to_string(p->attention_tolerance) +
+                                         "); set attention_tolerance = 0 for the input test alone"};
   const auto weight_half = parse_half_name(options.weight_dtype);
   if (!weight_half) return error{errc::invalid_argument, "weight_dtype " + weight_half.err().message};
   const bool half_weights = *weight_half;

@@ -365,6 +365,36 @@ TEST(store_budget_encoder, evicts_whole_states_and_refills_in_full) {
 namespace vlcache {
 namespace {
 
+// Layer-wise recompute with the input test alone takes the compact store:
+// over the reference's seven frames of partial recomputes its tokens stay
+// within half precision's rounding of the same path on an f32 store.
+TEST(f16_store, layerwise_input_test_alone_stays_close_to_f32) {
+  auto ref_set = *weight_set::open_file(dir + "sparse_reference.safetensors");
+  const auto pixels = *ref_set.read_f32("pixel_values", {7, 3, 32, 32});
+  const auto mask = *ref_set.read_f32("recompute_mask", {7, 16});
+  encoder_options lw;
+  lw.layer_tolerance = 0.1;
+  lw.attention_tolerance = 0.0;
+  auto f32 = std::move(*vision_encoder::load(dir + "llava_new", lw));
+  lw.store_dtype = "f16";
+  auto f16 = vision_encoder::load(dir + "llava_new", lw);
+  ASSERT_TRUE(f16) << f16.err().message;
+  bool differed = false;
+  for (int f = 0; f < 7; ++f) {
+    std::vector<int> positions;
+    for (int p = 0; p < 16; ++p)
+      if (mask[f * 16 + p] != 0.0f) positions.push_back(p);
+    auto a = f32->encode({{0, pixels.data() + f * 3072, positions, f == 0}});
+    auto b = (*f16)->encode({{0, pixels.data() + f * 3072, positions, f == 0}});
+    ASSERT_TRUE(a && b);
+    const double err = rel_error((*b)[0].features.to_vector(), (*a)[0].features.to_vector());
+    EXPECT_LE(err, 5e-3) << "frame " << f;
+    differed |= err > 0.0;
+  }
+  EXPECT_TRUE(differed) << "the store really is f16";
+  EXPECT_LT((*f16)->store_bytes(0), f32->store_bytes(0));
+}
+
 // Keys and values stored in half precision: half the store's K/V bytes, and
 // the tokens within half precision's rounding of the f32 store's, frame by
 // frame over partial recomputes (the Python reference's seven frames).
@@ -394,8 +424,9 @@ TEST(f16_store, halves_the_store_and_stays_close_to_f32) {
   EXPECT_EQ(f16->store_bytes(0), 2u * 2 * 2 * 17 * 32 + 4u * 16 * 48);
   EXPECT_EQ(f16->state_bytes(), f16->store_bytes(0));
   encoder_options bad = half;
-  bad.layer_tolerance = 0.1;
-  expect_load_error(dir + "llava_new", {"store_dtype f16 does not combine with layer_tolerance"}, bad);
+  bad.layer_tolerance = 0.1;  // the attention test on (its tolerance defaults to this)
+  expect_load_error(dir + "llava_new", {"store_dtype f16 does not combine with layer_tolerance",
+                                        "set attention_tolerance = 0"}, bad);
   bad = half;
   bad.aten_only = true;
   expect_load_error(dir + "llava_new", {"store_dtype f16 is for the CPU kernels"}, bad);
