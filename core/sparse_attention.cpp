@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 #include <vector>
 #ifdef __F16C__
 #include <immintrin.h>
@@ -117,11 +116,14 @@ void store_keys(const attention_frame& f, const attention_shape& s, const float*
                 const std::int64_t* tokens, int count, int head) {
   const int w = s.width(), dh = s.head_dim, c0 = head * dh;
   if (f.k_t16 != nullptr) {
-    std::vector<std::uint16_t> row(static_cast<std::size_t>(dh));
-    for (int j = 0; j < count; ++j) {
-      to_half(keys + static_cast<std::int64_t>(j) * w + c0, row.data(), dh);
-      for (int e = 0; e < dh; ++e) f.k_t16[static_cast<std::int64_t>(c0 + e) * s.tokens + tokens[j]] = row[e];
-    }
+    std::uint16_t chunk[8];  // converted eight at a time: no allocation per (frame, head) item
+    for (int j = 0; j < count; ++j)
+      for (int e0 = 0; e0 < dh; e0 += 8) {
+        const int len = std::min(8, dh - e0);
+        to_half(keys + static_cast<std::int64_t>(j) * w + c0 + e0, chunk, len);
+        for (int e = 0; e < len; ++e)
+          f.k_t16[static_cast<std::int64_t>(c0 + e0 + e) * s.tokens + tokens[j]] = chunk[e];
+      }
     return;
   }
   for (int j = 0; j < count; ++j)
@@ -193,7 +195,7 @@ void scores_head(const attention_frame& f, const attention_shape& s, int head, f
   const int w = s.width(), dh = s.head_dim, n = s.tokens;
   const T* kt = k_t + static_cast<std::int64_t>(head) * dh * n;
   const int whole = n / key_lanes * key_lanes;
-  std::vector<T> tail_keys;
+  thread_local std::vector<T> tail_keys;  // reused: this runs per (frame, head, layer)
   if (whole < n) {
     tail_keys.assign(static_cast<std::size_t>(dh) * key_lanes, T{0});
     for (int d = 0; d < dh; ++d)
@@ -221,13 +223,11 @@ void scores_head(const attention_frame& f, const attention_shape& s, int head, f
   }
 }
 
-}  // namespace
-
-namespace {
 void prefetch_range(const void* p, std::int64_t bytes) {
   const char* c = static_cast<const char*>(p);
   for (std::int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, 0, 2);
 }
+
 }  // namespace
 
 void attention_prefetch(const attention_frame& f, const attention_shape& s, int head) {
@@ -262,30 +262,15 @@ void attention_softmax(const attention_frame& f, const attention_shape& s, int h
 }
 
 namespace {
-v8f load8v(const float* p) { return load8(p); }
-v8f load8v(const std::uint16_t* p) { return load8h(p); }
 
-/// One query's weighted sum over all values, VECS x 8 dims held in registers.
-template <int VECS, typename T>
-void weighted_sum(const float* p, const T* v, int tokens, int width, float* out) {
-  v8f acc[VECS] = {};
-  for (int t = 0; t < tokens; ++t) {
-    const float pt = p[t];
-    const T* vt = v + static_cast<std::int64_t>(t) * width;
-#pragma GCC unroll 16
-    for (int j = 0; j < VECS; ++j) acc[j] += pt * load8v(vt + 8 * j);
-  }
-  for (int j = 0; j < VECS; ++j) store8(out + 8 * j, acc[j]);
-}
-
-/// QB queries' weighted sums at once over half-precision values, VECS
-/// key_vec-wide pieces of the head each: a value row is widened once for
-/// all QB queries (one query at a time widened every value once per FMA).
-template <int QB, int VECS>
-void weighted_sum_tile(const float* const* p, const std::uint16_t* v, int tokens, int width, float* const* out) {
+/// QB queries' weighted sums at once over values stored as T (f32 or half),
+/// VECS key_vec-wide pieces of the head each: a value row is loaded (and
+/// widened) once for all QB queries.
+template <int QB, int VECS, typename T>
+void weighted_sum_tile(const float* const* p, const T* v, int tokens, int width, float* const* out) {
   key_vec acc[QB][VECS] = {};
   for (int t = 0; t < tokens; ++t) {
-    const std::uint16_t* vt = v + static_cast<std::int64_t>(t) * width;
+    const T* vt = v + static_cast<std::int64_t>(t) * width;
     key_vec vv[VECS];
     for (int j = 0; j < VECS; ++j) vv[j] = load_keys(vt + j * key_lanes);
     for (int i = 0; i < QB; ++i) {
@@ -297,11 +282,10 @@ void weighted_sum_tile(const float* const* p, const std::uint16_t* v, int tokens
     for (int j = 0; j < VECS; ++j) simd::store(out[i] + j * key_lanes, acc[i][j]);
 }
 
-/// Every query of one head over half-precision values, in tiles of up to
-/// four queries (QB x VECS accumulators within half the vector registers).
-template <int VECS>
-void apply_head_half(const attention_frame& f, const attention_shape& s, int head, const float* base,
-                     const std::uint16_t* v) {
+/// Every query of one head, in tiles of up to four queries (QB x VECS
+/// accumulators within half the vector registers).
+template <int VECS, typename T>
+void apply_head_tiled(const attention_frame& f, const attention_shape& s, int head, const float* base, const T* v) {
   constexpr int QB = std::max(1, std::min(4, 16 / VECS));
   const int w = s.width(), dh = s.head_dim, n = s.tokens;
   for (int i0 = 0; i0 < f.m; i0 += QB) {
@@ -317,9 +301,6 @@ void apply_head_half(const attention_frame& f, const attention_shape& s, int hea
       for (int i = 0; i < qb; ++i) weighted_sum_tile<1, VECS>(p + i, v, n, w, out + i);
   }
 }
-}  // namespace
-
-namespace {
 
 float value_at(const float* v, std::int64_t i) { return v[i]; }
 float value_at(const std::uint16_t* v, std::int64_t i) {
@@ -329,30 +310,25 @@ float value_at(const std::uint16_t* v, std::int64_t i) {
 }
 
 /// The weighted sums of one head for every query of the frame, values
-/// stored as T (f32 or half).
+/// stored as T (f32 or half): tiled for head widths of 1-16 whole vectors,
+/// plain loops otherwise.
 template <typename T>
 void apply_head(const attention_frame& f, const attention_shape& s, int head, const float* base, const T* v) {
   const int w = s.width(), dh = s.head_dim, n = s.tokens;
-  if constexpr (std::is_same_v<T, std::uint16_t>) {
-    switch (dh) {
-      case 2 * key_lanes: return apply_head_half<2>(f, s, head, base, v);
-      case 4 * key_lanes: return apply_head_half<4>(f, s, head, base, v);
-      case 8 * key_lanes: return apply_head_half<8>(f, s, head, base, v);
-      default: break;
-    }
+  switch (dh) {
+    case key_lanes: return apply_head_tiled<1>(f, s, head, base, v);
+    case 2 * key_lanes: return apply_head_tiled<2>(f, s, head, base, v);
+    case 4 * key_lanes: return apply_head_tiled<4>(f, s, head, base, v);
+    case 8 * key_lanes: return apply_head_tiled<8>(f, s, head, base, v);
+    case 16 * key_lanes: return apply_head_tiled<16>(f, s, head, base, v);
+    default: break;
   }
   for (int i = 0; i < f.m; ++i) {
     const float* p = base + static_cast<std::int64_t>(i) * n;
     float* out = f.out + static_cast<std::int64_t>(i) * w + head * dh;
-    switch (dh) {
-      case 32: weighted_sum<4>(p, v, n, w, out); break;
-      case 64: weighted_sum<8>(p, v, n, w, out); break;
-      case 128: weighted_sum<16>(p, v, n, w, out); break;
-      default:
-        std::fill(out, out + dh, 0.0f);
-        for (int t = 0; t < n; ++t)
-          for (int d = 0; d < dh; ++d) out[d] += p[t] * value_at(v, static_cast<std::int64_t>(t) * w + d);
-    }
+    std::fill(out, out + dh, 0.0f);
+    for (int t = 0; t < n; ++t)
+      for (int d = 0; d < dh; ++d) out[d] += p[t] * value_at(v, static_cast<std::int64_t>(t) * w + d);
   }
 }
 

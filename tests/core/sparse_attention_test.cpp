@@ -1,8 +1,8 @@
 // The recomputed queries' attention scores against a naive product, over
 // token counts and query counts that reach every tile of the kernel (whole
 // key vectors in pairs and alone, the ragged tail, 1-4 queries a tile); the
-// softmax of one head's rows against one in double precision; the new keys
-// written one head at a time.
+// softmax of one head's rows against one in double precision; the weighted
+// sums; the new keys written one head at a time.
 
 #include <gtest/gtest.h>
 
@@ -60,6 +60,51 @@ TEST_P(attention_scores_store, match_a_naive_product_for_every_tile) {
 INSTANTIATE_TEST_SUITE_P(stores, attention_scores_store, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "half" : "f32"; });
 
+// The weighted sums against a naive sum, for both stores (half values
+// against the sum over the values as rounded to half), over head widths
+// that reach every tile width and the plain loop, and 1-9 queries (whole
+// tiles and the rest one at a time); other heads' outputs untouched.
+TEST_P(attention_scores_store, weighted_sums_match_a_naive_sum_for_every_tile) {
+  const bool half = GetParam();
+  std::mt19937 rng(11);
+  std::normal_distribution<float> d;
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  const int n = 45, h = 2;
+  for (int dh : {8, 16, 24, 32, 64, 128})
+    for (int m = 1; m <= 9; ++m) {
+      const int w = h * dh;
+      std::vector<float> v(static_cast<std::size_t>(n) * w), probs(static_cast<std::size_t>(h) * m * n);
+      for (auto& x : v) x = d(rng);
+      for (auto& x : probs) x = u(rng);
+      std::vector<std::uint16_t> v16(v.size());
+      std::vector<float> out(static_cast<std::size_t>(m) * w, -3.0f);
+      attention_frame f;
+      f.out = out.data();
+      f.m = m;
+      if (half) {
+        to_half(v.data(), v16.data(), static_cast<std::int64_t>(v.size()));
+        from_half(v16.data(), v.data(), static_cast<std::int64_t>(v.size()));
+        f.v16 = v16.data();
+      } else {
+        f.v = v.data();
+      }
+      const int head = 1;
+      attention_apply(f, attention_shape{n, h, dh}, head, probs.data());
+      for (int i = 0; i < m; ++i)
+        for (int c = 0; c < w; ++c) {
+          const float got = out[static_cast<std::size_t>(i) * w + c];
+          if (c / dh != head) {
+            ASSERT_EQ(got, -3.0f) << "dh=" << dh << " m=" << m << ": head 0's output written";
+            continue;
+          }
+          double ref = 0;
+          for (int t = 0; t < n; ++t) ref += double(probs[(head * m + i) * n + t]) * v[t * w + c];
+          ASSERT_NEAR(got, ref, 1e-4) << (half ? "half" : "f32") << " dh=" << dh << " m=" << m << " query " << i
+                                      << " column " << c;
+        }
+    }
+}
+
 // Row lengths below, at and off a multiple of the vector width (the tail is
 // scalar), scores spread wide enough that exp underflows for some; only the
 // given head's rows change, and the kept maximum and sum are the row's.
@@ -80,7 +125,9 @@ TEST(attention_softmax, matches_a_double_precision_softmax_and_keeps_its_state) 
       attention_softmax(f, attention_shape{n, h, 8}, head, scores.data(), row_max.data(), row_sum.data());
       for (std::size_t j = 0; j < scores.size(); ++j) {
         const auto row_of = (static_cast<long>(j) - 5) / n;
-        if (j < 5 || row_of / m != head) ASSERT_EQ(scores[j], before[j]) << "n=" << n << " other row, score " << j;
+        if (j < 5 || row_of / m != head) {
+          ASSERT_EQ(scores[j], before[j]) << "n=" << n << " other row, score " << j;
+        }
       }
       for (int i = 0; i < m; ++i) {
         const float* in = before.data() + 5 + (head * m + i) * n;
