@@ -39,6 +39,9 @@ struct answer_record {
 
 /// (ask_atom, ...): a question on demand about a stream's latest frame.
 using ask_atom = caf::atom_constant<caf::atom("ask")>;
+/// (kv_update_atom, answer_job): a frame nobody asks about, to keep the
+/// stream's image K/V current with ([llm] keep_kv_current).
+using kv_update_atom = caf::atom_constant<caf::atom("kvupdate")>;
 
 }  // namespace vlcache::actors
 

@@ -7,13 +7,16 @@
 namespace vlcache::actors {
 
 answer_router_actor::behavior_type answer_router(answer_router_actor::stateful_pointer<answer_router_state> self,
-                                                 answerer_actor answerer, answer_policy_config policy) {
+                                                 answerer_actor answerer, answer_policy_config policy,
+                                                 bool keep_kv_current) {
   self->state.answerer = std::move(answerer);
   self->state.policy = std::make_unique<answer_policy>(policy);
+  self->state.keep_kv_current = keep_kv_current;
   return {
       [self](answer_job& job) {
         auto& s = self->state;
         if (s.policy->due(job.tag.stream, job.changed_share)) self->send(s.answerer, job);
+        else if (s.keep_kv_current) self->send(s.answerer, kv_update_atom::value, job);
         s.latest[job.tag.stream_name] = std::move(job);
       },
       [self](ask_atom, const std::string& stream, const std::string& question) -> caf::result<answer_record> {

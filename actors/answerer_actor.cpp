@@ -45,11 +45,51 @@ void account(answerer_state& s, const answer_record& r) {
   s.counters.correct += r.correct();
 }
 
+/// An answer about a stream's frame makes a waiting K/V update of an older
+/// frame of it pointless: the answer's prefill brought the K/V further.
+void drop_updates_before(answerer_state& s, const frame_tag& answered) {
+  auto it = s.kv_updates.find(answered.stream);
+  if (it == s.kv_updates.end() || it->second.tag.seq > answered.seq) return;
+  s.kv_updates.erase(it);
+  ++s.counters.kv_updates_dropped;
+}
+
+/// The streams whose K/V update waits longest, up to `most`, taken out.
+std::vector<answer_job> oldest_updates(answerer_state& s, int most) {
+  std::vector<std::pair<steady::time_point, stream_id>> oldest;
+  for (const auto& [stream, job] : s.kv_updates) oldest.emplace_back(job.read_at, stream);
+  std::sort(oldest.begin(), oldest.end());
+  if (static_cast<int>(oldest.size()) > most) oldest.resize(static_cast<std::size_t>(most));
+  std::vector<answer_job> jobs;
+  for (const auto& [read_at, stream] : oldest) {
+    auto it = s.kv_updates.find(stream);
+    jobs.push_back(std::move(it->second));
+    s.kv_updates.erase(it);
+  }
+  return jobs;
+}
+
+void run_updates(answerer_state& s, const std::vector<answer_job>& jobs) {
+  std::vector<answerer::frame_of> frames;
+  for (const auto& job : jobs) frames.push_back({job.tag.stream, job.features});
+  auto done = s.llm->update_batch(frames);
+  for (std::size_t i = 0; i < done.size(); ++i) {
+    if (done[i]) {
+      ++s.counters.kv_updates;
+      s.counters.kv_update_ms.add(done[i]->ms);
+    } else {
+      ++s.counters.kv_updates_failed;
+      s.counters.last_error = jobs[i].tag.stream_name + " frame " + std::to_string(jobs[i].tag.seq) +
+                              ": K/V update: " + done[i].err().message;
+    }
+  }
+}
+
 using answerer_self = answerer_actor::stateful_pointer<answerer_state>;
 
 void schedule(answerer_self self) {
   auto& s = self->state;
-  if (s.scheduled || (s.pending.empty() && s.on_demand.empty())) return;
+  if (s.scheduled || (s.pending.empty() && s.on_demand.empty() && s.kv_updates.empty())) return;
   s.scheduled = true;
   self->send(self, work_atom::value);
 }
@@ -69,6 +109,13 @@ answerer_actor::behavior_type llm_answerer(answerer_self self, std::shared_ptr<a
         it->second = std::move(job);
         schedule(self);
       },
+      [self](kv_update_atom, answer_job& job) {
+        auto& s = self->state;
+        auto [it, fresh] = s.kv_updates.try_emplace(job.tag.stream);
+        if (!fresh) ++s.counters.kv_updates_dropped;
+        it->second = std::move(job);
+        schedule(self);
+      },
       [self](ask_atom, answer_job& job) -> caf::result<answer_record> {
         auto& s = self->state;
         if (static_cast<int>(s.on_demand.size()) >= s.settings.max_on_demand)
@@ -82,11 +129,13 @@ answerer_actor::behavior_type llm_answerer(answerer_self self, std::shared_ptr<a
       [self](work_atom) {
         auto& s = self->state;
         s.scheduled = false;
-        // Questions asked by a person go first; then the stream waiting longest.
+        // Questions asked by a person go first; then the stream waiting
+        // longest; K/V updates only when no answer waits.
         if (!s.on_demand.empty()) {
           auto [job, rp] = std::move(s.on_demand.front());
           s.on_demand.pop_front();
           auto r = std::move(run_batch(s, {job})[0]);
+          drop_updates_before(s, job.tag);
           if (r) {
             r->on_demand = true;
             account(s, *r);
@@ -111,6 +160,7 @@ answerer_actor::behavior_type llm_answerer(answerer_self self, std::shared_ptr<a
             jobs.push_back(std::move(it->second));
             s.pending.erase(it);
           }
+          for (const auto& job : jobs) drop_updates_before(s, job.tag);
           for (auto& r : run_batch(s, jobs)) {
             if (r) {
               account(s, *r);
@@ -122,11 +172,14 @@ answerer_actor::behavior_type llm_answerer(answerer_self self, std::shared_ptr<a
               caf::aout(self) << "answerer: " << r.err().message << "\n";
             }
           }
+        } else if (!s.kv_updates.empty()) {
+          run_updates(s, oldest_updates(s, s.settings.max_batch));
         }
         schedule(self);
       },
       [self](end_stream_atom, stream_id stream) {
         self->state.pending.erase(stream);
+        self->state.kv_updates.erase(stream);
         self->state.llm->end_stream(stream);
       },
       [self](stats_atom) {

@@ -7,9 +7,14 @@
 /// pending first (up to max_batch streams together: one prefill pass and
 /// decoding in step), and sends each answer to every sink. It runs on its own
 /// thread: an answer takes far longer than any other message.
+/// With [llm] keep_kv_current it is also handed the frames between answers:
+/// when no answer or question waits, it brings those streams' image K/V up
+/// to date (the latest frame per stream; one pass for up to max_batch), so
+/// the next answer's prefill computes one frame's changes and its question.
 ///
 /// Accepts:
 ///   answer_job                        -> queued (latest per stream wins)
+///   kv_update_atom, answer_job        -> queued (latest per stream wins), run when nothing else waits
 ///   ask_atom, answer_job (on demand)  -> replies answer_record, or an error for that request alone
 ///   end_stream_atom, stream_id        -> frees the stream's KV
 ///   stats_atom                        -> replies answerer_counters
@@ -35,6 +40,10 @@ struct answerer_counters {
   std::uint64_t answered = 0, on_demand = 0, superseded = 0, failed = 0;
   std::uint64_t pending = 0;  ///< frames and questions waiting now
   latency_histogram prefill_ms, decode_ms, total_ms;
+  /// K/V updates between answers: run, dropped (a newer frame or an answer
+  /// of the stream came first), failed; and their time.
+  std::uint64_t kv_updates = 0, kv_updates_dropped = 0, kv_updates_failed = 0;
+  latency_histogram kv_update_ms;
   std::map<std::string, std::uint64_t> per_stream;
   std::uint64_t with_truth = 0, correct = 0;  ///< answers whose truth the scene knows, and those right
   std::string last_error;
@@ -51,6 +60,7 @@ struct answerer_state {
   answerer_settings settings;
   std::vector<sink_actor> sinks;
   std::map<stream_id, answer_job> pending;
+  std::map<stream_id, answer_job> kv_updates;  ///< frames between answers, latest per stream
   std::deque<std::pair<answer_job, caf::typed_response_promise<answer_record>>> on_demand;
   bool scheduled = false;
   answerer_counters counters;
@@ -62,7 +72,8 @@ using work_atom = caf::atom_constant<caf::atom("work")>;
 /// What the probe asks of the answerer: its counters.
 using answerer_stats_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<answerer_counters>>;
 using answerer_actor =
-    answerer_stats_actor::extend<caf::reacts_to<answer_job>, caf::replies_to<ask_atom, answer_job>::with<answer_record>,
+    answerer_stats_actor::extend<caf::reacts_to<answer_job>, caf::reacts_to<kv_update_atom, answer_job>,
+                                 caf::replies_to<ask_atom, answer_job>::with<answer_record>,
                                  caf::reacts_to<work_atom>, caf::reacts_to<end_stream_atom, stream_id>>;
 
 /// Spawn detached: `system.spawn<caf::detached>(llm_answerer, ...)`.

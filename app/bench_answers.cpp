@@ -68,6 +68,8 @@ run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_
   // The first question's parts, so the time to first token can be read:
   // encoding from the pixels, the prefill, and the share of prompt rows prefilled.
   std::vector<double> encode_full, encode_cached, prefill_full, prefill_cached, first_rows_share;
+  // Keeping the K/V current: each update's time and share of image rows.
+  std::vector<double> update_ms, update_share;
   run_result out;
   int answered_frames = 0, encoded_frames = 0;
   for (std::size_t si = 0; si < scenes.size(); ++si) {
@@ -94,7 +96,16 @@ run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_
       const double cached_encode_ms = pre_ms + ms_since(t0);
       ++encoded_frames;
       encoder_share.push_back((*sparse)[0].full ? 1.0 : static_cast<double>((*sparse)[0].computed) / grid.count());
-      if (seen % o.every != 0) continue;
+      if (seen % o.every != 0) {
+        if (o.keep_kv_current) {
+          auto r = cached_llm.update_batch({{stream, (*sparse)[0].features}});
+          if (!r[0]) throw std::runtime_error(r[0].err().message);
+          update_ms.push_back(r[0]->ms);
+          update_share.push_back(r[0]->full ? 1.0
+                                             : static_cast<double>(r[0]->image_recomputed) / std::max(1, r[0]->image_tokens));
+        }
+        continue;
+      }
       // (a) the full encoder on the same pixels.
       t0 = steady_clock::now();
       auto full = enc.encode_full({pre->pixels.data()});
@@ -168,6 +179,12 @@ run_result run_stride(vision_encoder& enc, answerer& full_llm, answerer& cached_
                    {"answer_full_ms_mean", mean(answer_full)},
                    {"answer_cached_ms_mean", mean(answer_cached)},
                    {"answer_speedup", mean(answer_cached) > 0 ? mean(answer_full) / mean(answer_cached) : 0.0},
+                   {"kv_updates", update_ms.size()},
+                   {"kv_update_ms_mean", mean(update_ms)},
+                   {"kv_update_image_share_mean", mean(update_share)},
+                   // The language model's work per encoded frame, answers and K/V updates together.
+                   {"llm_full_ms_per_frame", (sum(answer_full) - sum(encode_full)) / std::max(1, encoded_frames)},
+                   {"llm_cached_ms_per_frame", (sum(answer_cached) - sum(encode_cached) + sum(update_ms)) / std::max(1, encoded_frames)},
                    {"per_kind", per_kind}});
   return out;
 }
@@ -198,6 +215,8 @@ void add_bench_answers_command(CLI::App& bench, bench_answers_options& o) {
                 "Cached path: relative change of a visual token that its KV is recomputed for, as [llm] "
                 "change_tolerance (default: the pipeline's)")
       ->check(CLI::NonNegativeNumber);
+  c->add_flag("--keep-kv-current", o.keep_kv_current,
+              "Cached path: frames between answers update the image K/V, as [llm] keep_kv_current");
   c->add_option("--json", o.json, "Write the figures as JSON");
   c->add_option("--plot", o.plot, "Time to first token per answered frame, both ways (PNG)");
   c->add_option("--answers", o.answers, "Write every question asked, its truth and both answers (JSON lines)");
@@ -239,6 +258,7 @@ int run_bench_answers(const bench_answers_options& o) {
                    {"layer_tolerance", o.layer_tolerance},
                    {"attention_tolerance", enc->attention_tolerance()},
                    {"change_tolerance", cached_opts.reuse.change_tolerance},
+                   {"keep_kv_current", o.keep_kv_current},
                    {"runs", nlohmann::json::array()}};
   std::ofstream answers;
   if (!o.answers.empty()) {
@@ -268,6 +288,13 @@ int run_bench_answers(const bench_answers_options& o) {
                   x["encode_full_ms_mean"].get<double>(), x["encode_cached_ms_mean"].get<double>(),
                   x["prefill_full_ms_mean"].get<double>(), x["prefill_cached_ms_mean"].get<double>(),
                   100 * x["first_prefill_rows_share_mean"].get<double>());
+      std::printf("       language model per frame: %.2f ms full, %.2f ms cached", x["llm_full_ms_per_frame"].get<double>(),
+                  x["llm_cached_ms_per_frame"].get<double>());
+      if (o.keep_kv_current)
+        std::printf(" (%d K/V updates between answers, %.2f ms and %.1f %% of the image rows each)",
+                    x["kv_updates"].get<int>(), x["kv_update_ms_mean"].get<double>(),
+                    100 * x["kv_update_image_share_mean"].get<double>());
+      std::printf("\n");
       for (const auto& [kind, k] : x["per_kind"].items())
         std::printf("       %-12s asked %5d  full %.4f  cached %.4f  agreement %.4f\n", kind.c_str(), k["asked"].get<int>(),
                     k["accuracy_full"].get<double>(), k["accuracy_cached"].get<double>(), k["agreement"].get<double>());

@@ -26,6 +26,7 @@ struct bench_answers_options {
   double attention_tolerance = -1.0;  ///< as [encoder] attention_tolerance (< 0: as layer_tolerance)
   std::string store_dtype = "f32";  ///< the cached path's token store, as [encoder] store_dtype
   double change_tolerance = -1;     ///< the cached path's KV reuse, as [llm] change_tolerance; < 0: its default
+  bool keep_kv_current = false;     ///< the cached path updates the image K/V between answers, as [llm] keep_kv_current
   std::string json;
   std::string plot;
   std::string answers;  ///< JSON lines, one per question asked: truth and both answers (to see what fails)

@@ -127,6 +127,55 @@ std::vector<expected<answer>> answerer::ask_batch(const std::vector<question_abo
   return out;
 }
 
+status answerer::updatable(const std::string& prompt_template) {
+  const auto image = prompt_template.find("<image>"), question = prompt_template.find("{question}");
+  if (image == std::string::npos)
+    return error{errc::invalid_config, "prompt template '" + prompt_template + "' has no <image>: no image K/V to keep"};
+  if (question == std::string::npos || question < image)
+    return error{errc::invalid_config, "prompt template '" + prompt_template +
+                                           "' puts {question} before <image>: the image's K/V would differ with every "
+                                           "question, so none can be kept current between answers"};
+  return {};
+}
+
+std::vector<expected<prefill_result>> answerer::update_batch(const std::vector<frame_of>& batch) {
+  std::vector<expected<prefill_result>> out;
+  if (auto st = updatable(options_.prompt_template); !st) {
+    for (std::size_t i = 0; i < batch.size(); ++i) out.emplace_back(st.err());
+    return out;
+  }
+  const auto& c = model_->config();
+  std::vector<prompt_layout> prompts;
+  std::vector<std::size_t> index;  // prompts[i] updates batch[index[i]]
+  prompts.reserve(batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const auto& f = batch[i];
+    if (f.features.empty() || c.image_token_index < 0) {
+      out.emplace_back(error{errc::invalid_argument, "K/V update of stream " + std::to_string(f.stream) +
+                                                         (f.features.empty() ? ": a frame without features"
+                                                                             : ": the language model has no image_token_index")});
+      continue;
+    }
+    // The question comes after the image, so the prefix and the image
+    // positions are the same whatever is asked: an empty one stands in.
+    auto prompt = tok_->build_prompt(options_.prompt_template, "", c.image_token_index,
+                                     static_cast<int>(f.features.shape()[0]));
+    if (!prompt) {
+      out.emplace_back(prompt.err());
+      continue;
+    }
+    out.emplace_back(prefill_result{});
+    index.push_back(i);
+    prompts.push_back(std::move(*prompt));
+  }
+  std::vector<prefill_cache::request> requests;
+  for (std::size_t i = 0; i < prompts.size(); ++i)
+    requests.push_back({batch[index[i]].stream, &prompts[i], &batch[index[i]].features});
+  auto done = cache_.update_batch(requests);
+  for (std::size_t i = 0; i < done.size(); ++i) out[index[i]] = std::move(done[i]);
+  return out;
+}
+
 void answerer::end_stream(stream_id stream) { cache_.end_stream(stream); }
 std::uint64_t answerer::kv_bytes(stream_id stream) const { return cache_.bytes(stream); }
 

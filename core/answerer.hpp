@@ -46,6 +46,18 @@ class answerer {
   /// Several streams at once (each at most once): one prefill pass and
   /// decoding in step, so the weights are read once per step for all of them.
   [[nodiscard]] std::vector<expected<answer>> ask_batch(const std::vector<question_about>& batch);
+  struct frame_of {
+    stream_id stream = 0;
+    tensor_handle features;  ///< [image_tokens, hidden]
+  };
+  /// Keeps each stream's image K/V current with a frame nobody asks about
+  /// (prefill_cache::update_batch), so the next answer's prefill computes
+  /// that frame's changes and its question only. Needs a template that puts
+  /// {question} after <image> (else the image's K/V differ with every
+  /// question): otherwise, or for a frame without features, an error.
+  [[nodiscard]] std::vector<expected<prefill_result>> update_batch(const std::vector<frame_of>& batch);
+  /// Whether the template lets update_batch keep K/V an answer can reuse.
+  [[nodiscard]] static status updatable(const std::string& prompt_template);
   void end_stream(stream_id stream);
   [[nodiscard]] std::uint64_t kv_bytes(stream_id stream) const;
 

@@ -30,7 +30,7 @@ struct prefill_cache::plan {
 prefill_cache::prefill_cache(language_model& model, reuse_options options) : model_(model), options_(options) {}
 prefill_cache::~prefill_cache() = default;
 
-expected<prefill_cache::plan> prefill_cache::make_plan(const request& q) {
+expected<prefill_cache::plan> prefill_cache::make_plan(const request& q, bool with_suffix) {
   const auto& prompt = *q.prompt;
   auto embeds = model_.embed(prompt.ids, prompt.image_count > 0 ? q.features : nullptr);
   if (!embeds) {
@@ -49,8 +49,9 @@ expected<prefill_cache::plan> prefill_cache::make_plan(const request& q) {
                     (options_.full_every > 0 && slot->prefills % static_cast<std::uint64_t>(options_.full_every) == 0);
   if (!slot) slot = std::make_unique<stream_state>();
   p.slot = slot.get();
+  const int through = with_suffix ? total : prompt.suffix_begin();  // positions computed in full
   if (full) {
-    p.positions.resize(static_cast<std::size_t>(total));
+    p.positions.resize(static_cast<std::size_t>(through));
     std::iota(p.positions.begin(), p.positions.end(), 0);
     slot->seq.truncate(0);
     p.image_rows.resize(static_cast<std::size_t>(prompt.image_count));
@@ -66,9 +67,13 @@ expected<prefill_cache::plan> prefill_cache::make_plan(const request& q) {
       if (d[i] > options_.change_tolerance) chosen[i] = true;
       else if (d[i] > 0) unchanged.push_back(i);
     }
-    for (int i = 0; i < std::min(n, options_.recompute_first); ++i) chosen[i] = true;
-    for (int i = std::max(0, n - options_.recompute_last); i < n; ++i) chosen[i] = true;
-    const auto k = std::min<std::size_t>(unchanged.size(), static_cast<std::size_t>(std::max(0, options_.recompute_deviation)));
+    // The positions recomputed against drift are the answer's to refresh:
+    // an update brings the changed tokens only, so an unchanged frame costs nothing.
+    const int first = with_suffix ? options_.recompute_first : 0, last = with_suffix ? options_.recompute_last : 0;
+    const int deviation = with_suffix ? options_.recompute_deviation : 0;
+    for (int i = 0; i < std::min(n, first); ++i) chosen[i] = true;
+    for (int i = std::max(0, n - last); i < n; ++i) chosen[i] = true;
+    const auto k = std::min<std::size_t>(unchanged.size(), static_cast<std::size_t>(std::max(0, deviation)));
     std::partial_sort(unchanged.begin(), unchanged.begin() + static_cast<std::ptrdiff_t>(k), unchanged.end(),
                       [&](int a, int b) { return d[a] > d[b]; });
     for (std::size_t i = 0; i < k; ++i) chosen[unchanged[i]] = true;
@@ -77,14 +82,14 @@ expected<prefill_cache::plan> prefill_cache::make_plan(const request& q) {
         p.positions.push_back(prompt.image_begin + i);
         p.image_rows.push_back(i);
       }
-    for (int i = prompt.suffix_begin(); i < total; ++i) p.positions.push_back(i);
+    for (int i = prompt.suffix_begin(); i < through; ++i) p.positions.push_back(i);
     slot->seq.truncate(prompt.suffix_begin());
   }
   const auto rows = at::tensor(std::vector<std::int64_t>(p.positions.begin(), p.positions.end()), at::kLong)
                         .to(embeds->tensor().device());
   p.rows = tensor_handle(embeds->tensor().index_select(0, rows));
   p.result.full = full;
-  p.result.prompt_tokens = total;
+  p.result.prompt_tokens = through;
   p.result.image_tokens = prompt.image_count;
   p.result.image_recomputed = static_cast<int>(p.image_rows.size());
   p.result.rows_computed = static_cast<int>(p.positions.size());
@@ -102,7 +107,7 @@ void prefill_cache::finish(plan& p, const tensor_handle& logits) {
     }
   }
   slot.prefix_ids = p.prefix;
-  ++slot.prefills;
+  if (!p.positions.empty()) ++slot.prefills;  // an unchanged frame's update did nothing
   p.result.logits = logits;
 }
 
@@ -113,6 +118,14 @@ expected<prefill_result> prefill_cache::prefill(stream_id stream, const prompt_l
 }
 
 std::vector<expected<prefill_result>> prefill_cache::prefill_batch(const std::vector<request>& batch) {
+  return run_batch(batch, true);
+}
+
+std::vector<expected<prefill_result>> prefill_cache::update_batch(const std::vector<request>& batch) {
+  return run_batch(batch, false);
+}
+
+std::vector<expected<prefill_result>> prefill_cache::run_batch(const std::vector<request>& batch, bool with_suffix) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<expected<prefill_result>> out;
   std::vector<plan> plans;
@@ -125,7 +138,7 @@ std::vector<expected<prefill_result>> prefill_cache::prefill_batch(const std::ve
                                                          " appears twice in one batch"});
       continue;
     }
-    auto p = make_plan(batch[i]);
+    auto p = make_plan(batch[i], with_suffix);
     if (!p) {
       out.emplace_back(p.err());
       continue;
@@ -134,24 +147,32 @@ std::vector<expected<prefill_result>> prefill_cache::prefill_batch(const std::ve
     slot_of.push_back(i);
     plans.push_back(std::move(*p));
   }
-  if (plans.empty()) return out;
+  // An update for an unchanged frame computes nothing: only the others run.
+  std::vector<std::size_t> work;
   std::vector<kv_sequence*> seqs;
   std::vector<tensor_handle> rows;
   std::vector<std::vector<int>> positions;
-  for (auto& p : plans) {
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    auto& p = plans[i];
+    if (p.positions.empty()) continue;
+    work.push_back(i);
     seqs.push_back(&p.slot->seq);
     rows.push_back(p.rows);
     positions.push_back(p.positions);
   }
-  auto logits = model_.forward_batch(seqs, rows, positions);
+  expected<std::vector<tensor_handle>> logits = std::vector<tensor_handle>{};
+  if (!work.empty()) logits = model_.forward_batch(seqs, rows, positions);
   const double ms = ms_since(start);
+  std::vector<tensor_handle> by_plan(plans.size());
+  if (logits)
+    for (std::size_t j = 0; j < work.size(); ++j) by_plan[work[j]] = (*logits)[j];
   for (std::size_t i = 0; i < plans.size(); ++i) {
-    if (!logits) {
+    if (!logits && !plans[i].positions.empty()) {
       streams_.erase(plans[i].stream);  // its KV may be half written
       out[slot_of[i]] = logits.err();
       continue;
     }
-    finish(plans[i], (*logits)[i]);
+    finish(plans[i], with_suffix ? by_plan[i] : tensor_handle{});
     plans[i].result.ms = ms;
     out[slot_of[i]] = std::move(plans[i].result);
   }

@@ -12,6 +12,11 @@
 /// Everything else (first frame, new prefix or size, refresh) runs in full.
 /// Each image position keeps, as its reference, the features it was last
 /// computed with, so a slow drift is caught once it adds up.
+///
+/// An update is the same step without the suffix: the frames between two
+/// answers bring the stream's image K/V up to date, so an answer's prefill
+/// computes one frame's changes and its question instead of everything that
+/// changed since the previous answer.
 
 #include <cstdint>
 #include <map>
@@ -39,7 +44,7 @@ struct reuse_options {
   /// every prefill a full one. The reference keeps the features a token's
   /// K/V were computed with, so small moves that add up are still caught.
   double change_tolerance = 0.05;
-  int full_every = 0;              ///< a full prefill every N prefills of a stream; 0 = only when needed
+  int full_every = 0;              ///< a full prefill every N prefills (updates count) of a stream; 0 = only when needed
 };
 
 struct prefill_result {
@@ -72,6 +77,12 @@ class prefill_cache {
   /// once for all their rows); each stream at most once. `ms` is the batch's
   /// time. A request's error concerns that stream only.
   [[nodiscard]] std::vector<expected<prefill_result>> prefill_batch(const std::vector<request>& batch);
+  /// Brings each stream's prefix and image K/V up to `features` (the
+  /// prompt's suffix is not computed, and its K/V are dropped): the changed
+  /// image tokens only (not the recompute_first/last/deviation ones, which
+  /// the next prefill takes), nothing for an unchanged frame, everything
+  /// where a prefill would run in full. `logits` stay empty. Errors as prefill_batch.
+  [[nodiscard]] std::vector<expected<prefill_result>> update_batch(const std::vector<request>& batch);
   /// The stream's sequence, positioned after the prompt: decode from here.
   /// Generated tokens are cut off again at the next prefill.
   [[nodiscard]] kv_sequence* sequence(stream_id stream);
@@ -82,7 +93,8 @@ class prefill_cache {
  private:
   struct stream_state;
   struct plan;
-  [[nodiscard]] expected<plan> make_plan(const request& q);
+  [[nodiscard]] expected<plan> make_plan(const request& q, bool with_suffix);
+  [[nodiscard]] std::vector<expected<prefill_result>> run_batch(const std::vector<request>& batch, bool with_suffix);
   void finish(plan& p, const tensor_handle& logits);
   language_model& model_;
   reuse_options options_;

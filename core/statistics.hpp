@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Summary statistics for reports: nearest-rank quantile and mean.
+/// Summary statistics for reports: nearest-rank quantile, sum and mean.
 
 #include <algorithm>
 #include <vector>
@@ -15,11 +15,14 @@ namespace vlcache {
   return v[std::min(i, v.size() - 1)];
 }
 
-[[nodiscard]] inline double mean(const std::vector<double>& v) {
-  if (v.empty()) return 0.0;
+[[nodiscard]] inline double sum(const std::vector<double>& v) {
   double s = 0.0;
   for (double x : v) s += x;
-  return s / static_cast<double>(v.size());
+  return s;
+}
+
+[[nodiscard]] inline double mean(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : sum(v) / static_cast<double>(v.size());
 }
 
 }  // namespace vlcache

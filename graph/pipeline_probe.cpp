@@ -252,10 +252,16 @@ std::string to_prometheus(const pipeline_snapshot& s) {
     o << "vlcache_answers_correct_total " << a.correct << "\n";
     family("vlcache_answers_pending", "gauge", "Frames and questions waiting for the language model.");
     o << "vlcache_answers_pending " << a.pending << "\n";
+    family("vlcache_kv_updates_total", "counter",
+           "Image K/V brought up to date with a frame between answers ([llm] keep_kv_current), by outcome.");
+    o << "vlcache_kv_updates_total{outcome=\"done\"} " << a.kv_updates << "\n";
+    o << "vlcache_kv_updates_total{outcome=\"dropped\"} " << a.kv_updates_dropped << "\n";
+    o << "vlcache_kv_updates_total{outcome=\"failed\"} " << a.kv_updates_failed << "\n";
     family("vlcache_answer_latency_ms", "histogram", "Answer time by part, milliseconds.");
     histogram(o, "vlcache_answer_latency_ms", "part", "prefill", a.prefill_ms);
     histogram(o, "vlcache_answer_latency_ms", "part", "decode", a.decode_ms);
     histogram(o, "vlcache_answer_latency_ms", "part", "frame_to_answer", a.total_ms);
+    histogram(o, "vlcache_answer_latency_ms", "part", "kv_update", a.kv_update_ms);
   }
   return o.str();
 }

@@ -217,7 +217,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     // The answerer computes for seconds per message: its own thread.
     g.answerer = sys.spawn<caf::detached>(actors::llm_answerer, m.llm,
                                           actors::answerer_settings{spec.llm.question, 16, spec.llm.max_batch}, sinks);
-    routing.answers = sys.spawn(actors::answer_router, g.answerer, spec.llm.policy);
+    routing.answers = sys.spawn(actors::answer_router, g.answerer, spec.llm.policy, spec.llm.keep_kv_current);
   }
   if (view)
     routing.view = [view, side = spec.cache.grid.side()](connectors::view_frame f) {

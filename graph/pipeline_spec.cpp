@@ -111,6 +111,11 @@ void read_llm(table_reader& r, llm_spec& l) {
   l.request_endpoint = r.string("request_endpoint").value_or("");
   l.max_question_bytes = static_cast<int>(r.integer("max_question_bytes", 1, 1 << 20).value_or(l.max_question_bytes));
   l.max_batch = static_cast<int>(r.integer("max_batch", 1, 64).value_or(l.max_batch));
+  l.keep_kv_current = r.boolean("keep_kv_current").value_or(false);
+  if (l.keep_kv_current && !a.reuse.enabled)
+    r.fail("keep_kv_current", "needs kv_reuse = true: without reuse every answer prefills in full");
+  else if (l.keep_kv_current)
+    if (auto st = answerer::updatable(a.prompt_template); !st) r.fail("keep_kv_current", st.err().message);
   if (!l.request_endpoint.empty() && l.request_endpoint.find("://") == std::string::npos)
     r.fail("request_endpoint", "'" + l.request_endpoint + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");
   l.options.device = r.string("device").value_or("cpu");

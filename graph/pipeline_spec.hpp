@@ -85,6 +85,7 @@ struct llm_spec {
   std::string request_endpoint;  ///< tcp://HOST:PORT: a REP socket for on-demand questions
   int max_question_bytes = 4000; ///< longer questions on the request endpoint are refused
   int max_batch = 4;             ///< streams answered together in one pass
+  bool keep_kv_current = false;  ///< frames between answers update the streams' image K/V
   llm_options options;
 };
 

@@ -178,6 +178,10 @@ nlohmann::json summarize(run_facts f) {
                           {"prefill_ms_p50", ac.prefill_ms.recent_quantile(0.5)},
                           {"decode_ms_p50", ac.decode_ms.recent_quantile(0.5)},
                           {"total_ms_p50", ac.total_ms.recent_quantile(0.5)},
+                          {"kv_updates", ac.kv_updates},
+                          {"kv_updates_dropped", ac.kv_updates_dropped},
+                          {"kv_updates_failed", ac.kv_updates_failed},
+                          {"kv_update_ms_p50", ac.kv_update_ms.recent_quantile(0.5)},
                           {"last_error", ac.last_error}};
     if (f.requests) summary["answers"]["requests"] = {{"served", f.requests->first}, {"rejected", f.requests->second}};
     if (ac.with_truth > 0) {
@@ -193,6 +197,12 @@ nlohmann::json summarize(run_facts f) {
                 static_cast<unsigned long long>(ac.answered), static_cast<unsigned long long>(ac.on_demand),
                 static_cast<unsigned long long>(ac.superseded), static_cast<unsigned long long>(ac.failed),
                 ac.prefill_ms.recent_quantile(0.5), ac.decode_ms.recent_quantile(0.5), ac.total_ms.recent_quantile(0.5));
+    if (ac.kv_updates + ac.kv_updates_dropped + ac.kv_updates_failed > 0)
+      std::printf("  image K/V kept current between answers: %llu updates (p50 %.1f ms), %llu dropped for newer frames, "
+                  "%llu failed\n",
+                  static_cast<unsigned long long>(ac.kv_updates), ac.kv_update_ms.recent_quantile(0.5),
+                  static_cast<unsigned long long>(ac.kv_updates_dropped),
+                  static_cast<unsigned long long>(ac.kv_updates_failed));
   }
   summary["accounted"] = balanced;
   summary["auth_refused"] = connectors::curve_refused_total();

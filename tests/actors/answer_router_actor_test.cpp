@@ -1,7 +1,8 @@
 // The answer router between frame delivery and the answerer, with a recording
 // answerer stand-in under CAF's deterministic scheduler: the policy picks
 // the frames passed on, a question on demand is about the stream's latest
-// frame, and a question about an unknown stream is refused naming it.
+// frame, a question about an unknown stream is refused naming it, and with
+// keep_kv_current the frames passed over go on as K/V updates.
 
 #include <gtest/gtest.h>
 
@@ -16,12 +17,14 @@ namespace {
 struct recorded {
   std::vector<answer_job> answered;  // frames the policy passed on
   std::vector<answer_job> asked;     // questions on demand
+  std::vector<answer_job> updates;   // frames between answers (keep_kv_current)
 };
 
 answerer_actor::behavior_type recording_answerer(std::shared_ptr<recorded> out) {
   return {
       [](stats_atom) { return answerer_counters{}; },
       [out](answer_job& j) { out->answered.push_back(j); },
+      [out](kv_update_atom, answer_job& j) { out->updates.push_back(j); },
       [out](ask_atom, answer_job& j) {
         out->asked.push_back(j);
         answer_record r;
@@ -42,11 +45,11 @@ answer_job frame(stream_id stream, std::uint64_t seq, double changed) {
 }
 
 struct router_fixture : ::testing::Test, vlcache::testing::deterministic_system {
-  router_fixture() : out(std::make_shared<recorded>()) {
+  explicit router_fixture(bool keep_kv_current = false) : out(std::make_shared<recorded>()) {
     answerer = sys.spawn(recording_answerer, out);
     answer_policy_config policy;
     policy.change_threshold = 0.5;  // and each stream's first frame
-    router = sys.spawn(answer_router, answerer, policy);
+    router = sys.spawn(answer_router, answerer, policy, keep_kv_current);
     sched.run();
   }
   ~router_fixture() override {
@@ -80,6 +83,31 @@ TEST_F(router_fixture, the_policy_picks_the_frames_passed_on) {
   ASSERT_EQ(out->answered.size(), 2u);
   EXPECT_EQ(out->answered[0].tag.seq, 0u);
   EXPECT_EQ(out->answered[1].tag.seq, 2u);
+}
+
+struct router_keeping_kv : router_fixture {
+  router_keeping_kv() : router_fixture(true) {}
+};
+
+TEST_F(router_fixture, without_keep_kv_current_no_frame_goes_on_as_an_update) {
+  for (std::uint64_t seq = 0; seq < 4; ++seq) caf::anon_send(router, frame(1, seq, 0.1));
+  sched.run();
+  EXPECT_EQ(out->answered.size(), 1u);
+  EXPECT_TRUE(out->updates.empty());
+}
+
+TEST_F(router_keeping_kv, frames_the_policy_passes_over_go_on_as_updates) {
+  caf::anon_send(router, frame(1, 0, 1.0));  // first frame: answered
+  caf::anon_send(router, frame(1, 1, 0.1));  // little changed: an update
+  caf::anon_send(router, frame(2, 0, 1.0));  // another stream's first frame
+  caf::anon_send(router, frame(1, 2, 0.7));  // much changed: answered
+  caf::anon_send(router, frame(1, 3, 0.2));
+  sched.run();
+  ASSERT_EQ(out->answered.size(), 3u);
+  ASSERT_EQ(out->updates.size(), 2u);
+  EXPECT_EQ(out->updates[0].tag.seq, 1u);
+  EXPECT_EQ(out->updates[1].tag.seq, 3u);
+  EXPECT_EQ(out->updates[1].tag.stream, 1u);
 }
 
 TEST_F(router_fixture, a_question_is_about_the_latest_frame_and_an_unknown_stream_is_named) {

@@ -138,5 +138,59 @@ TEST(answerer_actor, answers_with_a_known_truth_are_scored_and_others_are_not) {
   EXPECT_EQ(c->correct, 1u);
 }
 
+// keep_kv_current: a frame between answers brings the stream's image K/V up
+// to date when nothing else waits, so the next answer prefills its question
+// and little more; an update older than an answer of its stream is dropped.
+TEST(answerer_actor, kv_updates_run_when_no_answer_waits_and_shorten_the_next_prefill) {
+  auto llm = answerer::load(fixtures + "/llama_tiny/llava_new", "", llm_options{}, answer_options{});
+  ASSERT_TRUE(llm) << llm.err().message;
+  const int width = (*llm)->model().config().hidden_size;
+  const int first = (*llm)->options().reuse.recompute_first;
+  std::shared_ptr<answerer> shared = std::move(*llm);
+
+  vlcache::testing::deterministic_system env;
+  auto& sys = env.sys;
+  auto& sched = env.sched;
+  auto out = std::make_shared<collected>();
+  auto sink = sys.spawn(collecting_sink, out);
+  auto a = sys.spawn(llm_answerer, shared, answerer_settings{"What is in the image?", 16, 4}, std::vector<sink_actor>{sink});
+  sched.run();
+  // Stream 1: answered, then a different frame arrives as an update, then
+  // the same frame is due an answer.
+  auto older = job_for(1, 16, width, 30);
+  caf::anon_send(a, older);
+  sched.run();
+  auto newer = job_for(2, 16, width, 20);  // stream 2's pixels as stream 1's next frame
+  newer.tag = older.tag;
+  newer.tag.seq = older.tag.seq + 1;
+  caf::anon_send(a, kv_update_atom::value, newer);
+  sched.run();
+  auto due = newer;
+  due.tag.seq += 1;
+  caf::anon_send(a, due);
+  sched.run();
+  ASSERT_EQ(out->answers.size(), 2u);
+  const auto& r = out->answers[1].result;
+  EXPECT_FALSE(r.full_prefill);
+  EXPECT_EQ(r.image_recomputed, first) << "the update had brought the other image rows";
+  // Stream 3: an update waits while an answer about a later frame arrives;
+  // the answer goes first and the update is dropped.
+  auto stale = job_for(3, 16, width, 10);
+  caf::anon_send(a, kv_update_atom::value, stale);
+  auto later = stale;
+  later.tag.seq += 1;
+  caf::anon_send(a, later);
+  sched.run();
+  ASSERT_EQ(out->answers.size(), 3u);
+  EXPECT_EQ(out->answers[2].tag.stream, 3u);
+  auto c = counters_then_stop(sys, sched, a, sink);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->kv_updates, 1u);
+  EXPECT_EQ(c->kv_updates_dropped, 1u);
+  EXPECT_EQ(c->kv_updates_failed, 0u);
+  EXPECT_EQ(c->kv_update_ms.count(), 1u);
+  EXPECT_EQ(c->pending, 0u);
+}
+
 }  // namespace
 }  // namespace vlcache::actors

@@ -508,5 +508,99 @@ TEST(prefill_reuse, a_new_prefix_or_size_runs_in_full) {
   EXPECT_EQ(cache.sequence(1), nullptr);
 }
 
+// Keeping the image K/V current between answers ([llm] keep_kv_current).
+TEST(kv_update, after_an_update_the_answer_computes_only_its_suffix_and_equals_the_full_prefill) {
+  reuse_fixture fx;
+  reuse_options o;
+  o.recompute_first = 0;
+  prefill_cache cache(*fx.lm, o);
+  ASSERT_TRUE(cache.prefill(1, fx.prompt, fx.h(fx.base)));
+  auto moved = fx.base;
+  for (auto& v : moved) v = v * 0.7f + 0.05f;  // every token changed
+  const auto mh = fx.h(moved);
+  auto u = cache.update_batch({{1, &fx.prompt, &mh}});
+  ASSERT_TRUE(u[0]) << u[0].err().message;
+  EXPECT_FALSE(u[0]->full);
+  EXPECT_EQ(u[0]->image_recomputed, 16);
+  EXPECT_EQ(u[0]->rows_computed, 16) << "the image rows only, not the question";
+  EXPECT_EQ(u[0]->prompt_tokens, fx.prompt.suffix_begin());
+  EXPECT_TRUE(u[0]->logits.empty());
+  EXPECT_EQ(cache.sequence(1)->length(), fx.prompt.suffix_begin());
+  auto r = cache.prefill(1, fx.prompt, mh);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->full);
+  EXPECT_EQ(r->image_recomputed, 0);
+  EXPECT_EQ(r->rows_computed, static_cast<int>(fx.prompt.ids.size()) - fx.prompt.suffix_begin());
+  EXPECT_LT(rel_error(r->logits.data(), fx.full_logits(moved).to_vector()), 1e-5);
+}
+
+TEST(kv_update, a_new_stream_computes_prefix_and_image_and_an_unchanged_frame_nothing) {
+  reuse_fixture fx;
+  reuse_options o;  // the defaults: the answer also recomputes the earliest image positions
+  o.recompute_last = 2;
+  o.recompute_deviation = 3;
+  ASSERT_GT(o.recompute_first, 0);
+  prefill_cache cache(*fx.lm, o);
+  const auto bh = fx.h(fx.base);
+  auto first = cache.update_batch({{2, &fx.prompt, &bh}});
+  ASSERT_TRUE(first[0]) << first[0].err().message;
+  EXPECT_TRUE(first[0]->full);
+  EXPECT_EQ(first[0]->rows_computed, fx.prompt.suffix_begin());
+  auto again = cache.update_batch({{2, &fx.prompt, &bh}});
+  ASSERT_TRUE(again[0]);
+  EXPECT_FALSE(again[0]->full);
+  EXPECT_EQ(again[0]->rows_computed, 0) << "an unchanged frame costs nothing";
+  auto r = cache.prefill(2, fx.prompt, bh);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->image_recomputed, o.recompute_first + o.recompute_last);
+  EXPECT_EQ(r->rows_computed, o.recompute_first + o.recompute_last + static_cast<int>(fx.prompt.ids.size()) -
+                                  fx.prompt.suffix_begin());
+  EXPECT_LT(rel_error(r->logits.data(), fx.full_logits(fx.base).to_vector()), 1e-5);
+  // A stream's error (a wrong feature count) drops its state only.
+  std::vector<float> few(8 * 48, 0.f);
+  const auto fh = tensor_handle::from_floats(few.data(), {8, 48});
+  auto bad = cache.update_batch({{2, &fx.prompt, &fh}});
+  EXPECT_FALSE(bad[0]);
+  EXPECT_EQ(cache.sequence(2), nullptr);
+}
+
+TEST(kv_update, the_answerer_updates_with_the_question_after_the_image_and_answers_the_same) {
+  answer_options o;
+  o.prompt_template = ref_template;
+  o.sampling.max_new_tokens = 6;
+  auto kept = *answerer::load(dir + "llava_new", "", llm_options{}, o);
+  auto plain = o;
+  plain.reuse.enabled = false;
+  auto fresh = *answerer::load(dir + "llava_new", "", llm_options{}, plain);
+  auto base = ref_floats("features");
+  auto moved = base;
+  for (auto& v : moved) v = v * 0.8f - 0.1f;
+  const auto fa = tensor_handle::from_floats(base.data(), {16, 48});
+  const auto fb = tensor_handle::from_floats(moved.data(), {16, 48});
+  ASSERT_TRUE(kept->ask(1, fa, "How many cars?"));
+  auto u = kept->update_batch({{1, fb}});
+  ASSERT_TRUE(u[0]) << u[0].err().message;
+  EXPECT_EQ(u[0]->image_recomputed, 16);
+  auto a = kept->ask(1, fb, "Is the door open?");
+  auto b = fresh->ask(1, fb, "Is the door open?");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->image_recomputed, o.reuse.recompute_first) << "the update brought every other image row";
+  EXPECT_EQ(a->ids, b->ids);
+  // A frame without features is refused, naming its stream.
+  auto none = kept->update_batch({{7, tensor_handle{}}});
+  ASSERT_FALSE(none[0]);
+  EXPECT_NE(none[0].err().message.find("stream 7"), std::string::npos) << none[0].err().message;
+  // With the question before the image its K/V differ per question: refused, naming the template.
+  o.prompt_template = "USER: {question} <image> ASSISTANT:";
+  auto before = *answerer::load(dir + "llava_new", "", llm_options{}, o);
+  auto refused = before->update_batch({{1, fa}});
+  ASSERT_FALSE(refused[0]);
+  EXPECT_NE(refused[0].err().message.find("'USER: {question} <image> ASSISTANT:' puts {question} before <image>"),
+            std::string::npos)
+      << refused[0].err().message;
+  EXPECT_FALSE(answerer::updatable("USER: {question} ASSISTANT:"));
+  EXPECT_TRUE(answerer::updatable(ref_template));
+}
+
 }  // namespace
 }  // namespace vlcache

@@ -191,7 +191,7 @@ const std::string tokenizer = std::string(VLCACHE_FIXTURES) + "/llama_tiny/token
 TEST(pipeline_spec, reads_the_llm_and_view_tables) {
   auto r = parse_pipeline(tiny_head + "[llm]\ntokenizer = \"" + tokenizer +
                               "\"\nquestion = \"Anyone at the door?\"\nmax_new_tokens = 7\nevery_n_frames = 3\n"
-                              "change_threshold = 0.4\nrecompute_first = 2\nfull_every = 9\n"
+                              "change_threshold = 0.4\nrecompute_first = 2\nfull_every = 9\nkeep_kv_current = true\n"
                               "request_endpoint = \"tcp://127.0.0.1:5999\"\n[view]\nhttp = \"127.0.0.1:8088\"\nhold_s = 5\n",
                           "t.toml");
   ASSERT_TRUE(r.ok()) << all(r);
@@ -202,6 +202,7 @@ TEST(pipeline_spec, reads_the_llm_and_view_tables) {
   EXPECT_DOUBLE_EQ(r.spec.llm.policy.change_threshold, 0.4);
   EXPECT_EQ(r.spec.llm.answer.reuse.recompute_first, 2);
   EXPECT_EQ(r.spec.llm.answer.reuse.full_every, 9);
+  EXPECT_TRUE(r.spec.llm.keep_kv_current);
   EXPECT_EQ(r.spec.view.http, "127.0.0.1:8088");
   EXPECT_DOUBLE_EQ(r.spec.view.hold_s, 5.0);
 }
@@ -222,6 +223,16 @@ TEST(pipeline_spec, llm_and_view_errors_name_their_keys) {
   EXPECT_TRUE(has(m, "does not take the tokens of encoder preset 'tiny'")) << all(m);
   auto f = parse_pipeline(tiny_head + "[llm]\ntokenizer = \"/nonexistent/tok.model\"\n", "t.toml");
   EXPECT_TRUE(has(f, "[llm].tokenizer: file '/nonexistent/tok.model' does not exist")) << all(f);
+  // Keeping the image K/V current needs reuse, and the question after the image.
+  const std::string llm = tiny_head + "[llm]\ntokenizer = \"" + tokenizer + "\"\nkeep_kv_current = true\n";
+  EXPECT_TRUE(parse_pipeline(llm, "t.toml").ok()) << all(parse_pipeline(llm, "t.toml"));
+  EXPECT_FALSE(parse_pipeline(tiny_head + "[llm]\ntokenizer = \"" + tokenizer + "\"\n", "t.toml").spec.llm.keep_kv_current);
+  auto k = parse_pipeline(llm + "kv_reuse = false\n", "t.toml");
+  EXPECT_TRUE(has(k, "[llm].keep_kv_current: needs kv_reuse = true")) << all(k);
+  auto q = parse_pipeline(llm + "template = \"USER: {question} <image> ASSISTANT:\"\n", "t.toml");
+  EXPECT_TRUE(has(q, "[llm].keep_kv_current: prompt template 'USER: {question} <image> ASSISTANT:' puts {question} "
+                     "before <image>"))
+      << all(q);
 }
 
 TEST(pipeline_spec, a_network_camera_reconnects_forever_unless_told) {
