@@ -2,8 +2,9 @@
 # A pipeline with a language model (the tiny LLaVA snapshot from the fixtures:
 # vision tower, projector, LLaMA decoder and tokenizer read from files):
 # answers for both cameras arrive on the zmq sink in per-stream order, later
-# ones reuse KV; on-demand questions come back over REQ/REP; bad requests get
-# an error and the pipeline goes on; the summary accounts for every answer.
+# ones reuse KV (and the frames between answers keep it current); on-demand
+# questions come back over REQ/REP; bad requests get an error and the
+# pipeline goes on; the summary accounts for every answer.
 set -euo pipefail
 vlcache="$1"; fixtures="$2"; video="$3"
 work="$(mktemp -d)"
@@ -27,6 +28,7 @@ batch_timeout_ms = 5
 question = "How many people walk past the camera?"
 max_new_tokens = 6
 every_n_frames = 4
+keep_kv_current = true
 request_endpoint = "tcp://127.0.0.1:5596"
 
 [[camera]]
@@ -93,5 +95,7 @@ assert a["on_demand"] == 2 and a["requests"] == {"served": 2, "rejected": 4}, a
 assert a["failed"] == 1, a  # the question that overflowed the context, alone
 assert set(a["per_stream"]) == {"a", "b"}, a
 assert s["accounted"], s
-print("llm pipeline: %d answers (%d on demand), prefill p50 %.2f ms" % (a["answered"], a["on_demand"], a["prefill_ms_p50"]))
+assert a["kv_updates"] > 0 and a["kv_updates_failed"] == 0, a  # three frames in four are updates
+print("llm pipeline: %d answers (%d on demand), prefill p50 %.2f ms, %d K/V updates" %
+      (a["answered"], a["on_demand"], a["prefill_ms_p50"], a["kv_updates"]))
 PY
