@@ -48,6 +48,14 @@ expected<answer> answerer::ask(stream_id stream, const tensor_handle& features, 
   return std::move(out[0]);
 }
 
+expected<prompt_layout> answerer::prompt_for(const tensor_handle& features, const std::string& question) const {
+  const auto& c = model_->config();
+  const int image_tokens = features.empty() ? 0 : static_cast<int>(features.shape()[0]);
+  if (image_tokens > 0 && c.image_token_index < 0)
+    return error{errc::invalid_config, "the language model has no image_token_index (not a LLaVA config)"};
+  return tok_->build_prompt(options_.prompt_template, question, c.image_token_index, image_tokens);
+}
+
 std::vector<expected<answer>> answerer::ask_batch(const std::vector<question_about>& batch) {
   const auto& c = model_->config();
   std::vector<expected<answer>> out;
@@ -56,12 +64,7 @@ std::vector<expected<answer>> answerer::ask_batch(const std::vector<question_abo
   prompts.reserve(batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const auto& q = batch[i];
-    const int image_tokens = q.features.empty() ? 0 : static_cast<int>(q.features.shape()[0]);
-    if (image_tokens > 0 && c.image_token_index < 0) {
-      out.emplace_back(error{errc::invalid_config, "the language model has no image_token_index (not a LLaVA config)"});
-      continue;
-    }
-    auto prompt = tok_->build_prompt(options_.prompt_template, q.question, c.image_token_index, image_tokens);
+    auto prompt = prompt_for(q.features, q.question);
     if (!prompt) {
       out.emplace_back(prompt.err());
       continue;
@@ -144,24 +147,22 @@ std::vector<expected<prefill_result>> answerer::update_batch(const std::vector<f
     for (std::size_t i = 0; i < batch.size(); ++i) out.emplace_back(st.err());
     return out;
   }
-  const auto& c = model_->config();
   std::vector<prompt_layout> prompts;
   std::vector<std::size_t> index;  // prompts[i] updates batch[index[i]]
   prompts.reserve(batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const auto& f = batch[i];
-    if (f.features.empty() || c.image_token_index < 0) {
+    if (f.features.empty()) {
       out.emplace_back(error{errc::invalid_argument, "K/V update of stream " + std::to_string(f.stream) +
-                                                         (f.features.empty() ? ": a frame without features"
-                                                                             : ": the language model has no image_token_index")});
+                                                         ": a frame without features"});
       continue;
     }
     // The question comes after the image, so the prefix and the image
     // positions are the same whatever is asked: an empty one stands in.
-    auto prompt = tok_->build_prompt(options_.prompt_template, "", c.image_token_index,
-                                     static_cast<int>(f.features.shape()[0]));
+    auto prompt = prompt_for(f.features, "");
     if (!prompt) {
-      out.emplace_back(prompt.err());
+      out.emplace_back(error{prompt.err().code, "K/V update of stream " + std::to_string(f.stream) + ": " +
+                                                    prompt.err().message});
       continue;
     }
     out.emplace_back(prefill_result{});

@@ -67,6 +67,8 @@ class answerer {
 
  private:
   answerer(std::unique_ptr<language_model> model, std::unique_ptr<tokenizer> tok, answer_options options);
+  /// The prompt for `question` about `features` (empty: a text-only prompt), or why there is none.
+  [[nodiscard]] expected<prompt_layout> prompt_for(const tensor_handle& features, const std::string& question) const;
   std::unique_ptr<language_model> model_;
   std::unique_ptr<tokenizer> tok_;
   answer_options options_;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <stdexcept>
 
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
@@ -51,19 +52,38 @@ std::optional<answerer_counters> counters_then_stop(caf::actor_system& sys, caf:
   return out;
 }
 
-TEST(answerer_actor, more_streams_than_max_batch_are_all_answered_with_their_images) {
-  auto llm = answerer::load(fixtures + "/llama_tiny/llava_new", "", llm_options{}, answer_options{});
-  ASSERT_TRUE(llm) << llm.err().message;
-  const int width = (*llm)->model().config().hidden_size;
-  std::shared_ptr<answerer> shared = std::move(*llm);
+/// The fixture model's answerer, shared with an answerer actor (spawned by
+/// start()) whose answers reach a collecting sink.
+struct answerer_env : vlcache::testing::deterministic_system {
+  answerer_env() {
+    auto loaded = answerer::load(fixtures + "/llama_tiny/llava_new", "", llm_options{}, answer_options{});
+    if (!loaded) throw std::runtime_error(loaded.err().message);
+    llm = std::move(*loaded);
+    width = llm->model().config().hidden_size;
+  }
+  void start(int max_batch) {
+    sink = sys.spawn(collecting_sink, out);
+    actor = sys.spawn(llm_answerer, llm, answerer_settings{"What is in the image?", 16, max_batch},
+                      std::vector<sink_actor>{sink});
+    sched.run();
+  }
+  std::optional<answerer_counters> counters_then_stop() {
+    return vlcache::actors::counters_then_stop(sys, sched, actor, sink);
+  }
+  std::shared_ptr<answerer> llm;
+  int width = 0;
+  std::shared_ptr<collected> out = std::make_shared<collected>();
+  sink_actor sink;
+  answerer_actor actor;
+};
 
-  vlcache::testing::deterministic_system env;
-  auto& sys = env.sys;
+TEST(answerer_actor, more_streams_than_max_batch_are_all_answered_with_their_images) {
+  answerer_env env;
+  env.start(2);
   auto& sched = env.sched;
-  auto out = std::make_shared<collected>();
-  auto sink = sys.spawn(collecting_sink, out);
-  auto a = sys.spawn(llm_answerer, shared, answerer_settings{"What is in the image?", 16, 2}, std::vector<sink_actor>{sink});
-  sched.run();
+  auto& out = env.out;
+  auto& a = env.actor;
+  const int width = env.width;
   // Six streams wait at once (the actor runs nothing until sched.run()); the
   // oldest frame belongs to stream 6, the newest to stream 1.
   const int streams = 6, tokens = 16;
@@ -81,7 +101,7 @@ TEST(answerer_actor, more_streams_than_max_batch_are_all_answered_with_their_ima
   }
   EXPECT_EQ(order, (std::vector<stream_id>{6, 5, 4, 3, 2, 1})) << "oldest first";
   // Nothing is left waiting.
-  auto c = counters_then_stop(sys, sched, a, sink);
+  auto c = env.counters_then_stop();
   ASSERT_TRUE(c);
   EXPECT_EQ(c->pending, 0u);
   EXPECT_EQ(c->answered, static_cast<std::uint64_t>(streams));
@@ -89,24 +109,18 @@ TEST(answerer_actor, more_streams_than_max_batch_are_all_answered_with_their_ima
 }
 
 TEST(answerer_actor, answers_with_a_known_truth_are_scored_and_others_are_not) {
-  auto llm = answerer::load(fixtures + "/llama_tiny/llava_new", "", llm_options{}, answer_options{});
-  ASSERT_TRUE(llm) << llm.err().message;
-  const int width = (*llm)->model().config().hidden_size;
-  std::shared_ptr<answerer> shared = std::move(*llm);
+  answerer_env env;
+  const int width = env.width;
   const std::string question = "How many red shapes are there?";
   // What this model says to the question about these tokens: the truth for
   // one stream, a different string for the other.
   auto reference = job_for(1, 16, width, 0);
-  auto said = shared->ask(99, reference.features, question);
+  auto said = env.llm->ask(99, reference.features, question);
   ASSERT_TRUE(said) << said.err().message;
-
-  vlcache::testing::deterministic_system env;
-  auto& sys = env.sys;
+  env.start(1);
   auto& sched = env.sched;
-  auto out = std::make_shared<collected>();
-  auto sink = sys.spawn(collecting_sink, out);
-  auto a = sys.spawn(llm_answerer, shared, answerer_settings{"What is in the image?", 16, 1}, std::vector<sink_actor>{sink});
-  sched.run();
+  auto& out = env.out;
+  auto& a = env.actor;
   for (stream_id s : {1, 2, 3}) {
     auto j = job_for(1, 16, width, 10 * static_cast<int>(s));
     j.tag.stream = s;
@@ -131,7 +145,7 @@ TEST(answerer_actor, answers_with_a_known_truth_are_scored_and_others_are_not) {
     EXPECT_EQ(r.result.text, said->text) << "the same tokens and question give the same answer";
     EXPECT_EQ(r.correct(), r.tag.stream == 1);
   }
-  auto c = counters_then_stop(sys, sched, a, sink);
+  auto c = env.counters_then_stop();
   ASSERT_TRUE(c);
   EXPECT_EQ(c->answered, 3u);
   EXPECT_EQ(c->with_truth, 2u);
@@ -142,19 +156,13 @@ TEST(answerer_actor, answers_with_a_known_truth_are_scored_and_others_are_not) {
 // to date when nothing else waits, so the next answer prefills its question
 // and little more; an update older than an answer of its stream is dropped.
 TEST(answerer_actor, kv_updates_run_when_no_answer_waits_and_shorten_the_next_prefill) {
-  auto llm = answerer::load(fixtures + "/llama_tiny/llava_new", "", llm_options{}, answer_options{});
-  ASSERT_TRUE(llm) << llm.err().message;
-  const int width = (*llm)->model().config().hidden_size;
-  const int first = (*llm)->options().reuse.recompute_first;
-  std::shared_ptr<answerer> shared = std::move(*llm);
-
-  vlcache::testing::deterministic_system env;
-  auto& sys = env.sys;
+  answerer_env env;
+  env.start(4);
   auto& sched = env.sched;
-  auto out = std::make_shared<collected>();
-  auto sink = sys.spawn(collecting_sink, out);
-  auto a = sys.spawn(llm_answerer, shared, answerer_settings{"What is in the image?", 16, 4}, std::vector<sink_actor>{sink});
-  sched.run();
+  auto& out = env.out;
+  auto& a = env.actor;
+  const int width = env.width;
+  const int first = env.llm->options().reuse.recompute_first;
   // Stream 1: answered, then a different frame arrives as an update, then
   // the same frame is due an answer.
   auto older = job_for(1, 16, width, 30);
@@ -183,7 +191,7 @@ TEST(answerer_actor, kv_updates_run_when_no_answer_waits_and_shorten_the_next_pr
   sched.run();
   ASSERT_EQ(out->answers.size(), 3u);
   EXPECT_EQ(out->answers[2].tag.stream, 3u);
-  auto c = counters_then_stop(sys, sched, a, sink);
+  auto c = env.counters_then_stop();
   ASSERT_TRUE(c);
   EXPECT_EQ(c->kv_updates, 1u);
   EXPECT_EQ(c->kv_updates_dropped, 1u);
