@@ -72,6 +72,15 @@ inline float exp_sum(const float* s, float m, int n, float* e) {
   return lane_sum(acc);
 }
 
+/// The largest of a vector's lanes.
+inline float lane_max(v8f v) {
+  float a[8];
+  store8(a, v);
+  float best = a[0];
+  for (float x : a) best = x > best ? x : best;
+  return best;
+}
+
 /// The largest of s[0..n), n >= 1, eight lanes at a time.
 inline float max_of(const float* s, int n) {
   const int whole = n / 8 * 8;
@@ -82,9 +91,7 @@ inline float max_of(const float* s, int n) {
       const v8f x = load8(s + j);
       mx = x > mx ? x : mx;
     }
-    float a[8];
-    store8(a, mx);
-    for (float v : a) best = v > best ? v : best;
+    best = lane_max(mx);
   }
   for (int j = whole; j < n; ++j) best = s[j] > best ? s[j] : best;
   return best;

@@ -67,6 +67,12 @@ struct answerer_env : vlcache::testing::deterministic_system {
                       std::vector<sink_actor>{sink});
     sched.run();
   }
+  /// Sends to the actor and runs until every actor is idle.
+  template <class... Ts>
+  void deliver(Ts&&... xs) {
+    caf::anon_send(actor, std::forward<Ts>(xs)...);
+    sched.run();
+  }
   std::optional<answerer_counters> counters_then_stop() {
     return vlcache::actors::counters_then_stop(sys, sched, actor, sink);
   }
@@ -80,19 +86,15 @@ struct answerer_env : vlcache::testing::deterministic_system {
 TEST(answerer_actor, more_streams_than_max_batch_are_all_answered_with_their_images) {
   answerer_env env;
   env.start(2);
-  auto& sched = env.sched;
-  auto& out = env.out;
-  auto& a = env.actor;
-  const int width = env.width;
-  // Six streams wait at once (the actor runs nothing until sched.run()); the
+    // Six streams wait at once (the actor runs nothing until sched.run()); the
   // oldest frame belongs to stream 6, the newest to stream 1.
   const int streams = 6, tokens = 16;
-  for (int s = 1; s <= streams; ++s) caf::anon_send(a, job_for(static_cast<stream_id>(s), tokens, width, 100 * s));
-  sched.run();
+  for (int s = 1; s <= streams; ++s) caf::anon_send(env.actor, job_for(static_cast<stream_id>(s), tokens, env.width, 100 * s));
+  env.sched.run();
 
-  ASSERT_EQ(out->answers.size(), static_cast<std::size_t>(streams));
+  ASSERT_EQ(env.out->answers.size(), static_cast<std::size_t>(streams));
   std::vector<stream_id> order;
-  for (const auto& r : out->answers) {
+  for (const auto& r : env.out->answers) {
     EXPECT_EQ(r.tag.stream_name, "cam" + std::to_string(r.tag.stream));
     EXPECT_EQ(r.tag.seq, 10 + r.tag.stream);
     EXPECT_EQ(r.result.image_tokens, tokens) << "stream " << r.tag.stream << " answered without its image";
@@ -110,19 +112,15 @@ TEST(answerer_actor, more_streams_than_max_batch_are_all_answered_with_their_ima
 
 TEST(answerer_actor, answers_with_a_known_truth_are_scored_and_others_are_not) {
   answerer_env env;
-  const int width = env.width;
-  const std::string question = "How many red shapes are there?";
+    const std::string question = "How many red shapes are there?";
   // What this model says to the question about these tokens: the truth for
   // one stream, a different string for the other.
-  auto reference = job_for(1, 16, width, 0);
+  auto reference = job_for(1, 16, env.width, 0);
   auto said = env.llm->ask(99, reference.features, question);
   ASSERT_TRUE(said) << said.err().message;
   env.start(1);
-  auto& sched = env.sched;
-  auto& out = env.out;
-  auto& a = env.actor;
   for (stream_id s : {1, 2, 3}) {
-    auto j = job_for(1, 16, width, 10 * static_cast<int>(s));
+    auto j = job_for(1, 16, env.width, 10 * static_cast<int>(s));
     j.tag.stream = s;
     j.tag.stream_name = "cam" + std::to_string(s);
     if (s != 3) {
@@ -130,11 +128,11 @@ TEST(answerer_actor, answers_with_a_known_truth_are_scored_and_others_are_not) {
       j.known = std::make_shared<const scene_question>(
           scene_question{"count_color", question, s == 1 ? said->text : said->text + " more"});
     }
-    caf::anon_send(a, std::move(j));
+    caf::anon_send(env.actor, std::move(j));
   }
-  sched.run();
-  ASSERT_EQ(out->answers.size(), 3u);
-  for (const auto& r : out->answers) {
+  env.sched.run();
+  ASSERT_EQ(env.out->answers.size(), 3u);
+  for (const auto& r : env.out->answers) {
     if (r.tag.stream == 3) {
       EXPECT_FALSE(r.known);
       EXPECT_EQ(r.result.question, "What is in the image?");
@@ -158,39 +156,31 @@ TEST(answerer_actor, answers_with_a_known_truth_are_scored_and_others_are_not) {
 TEST(answerer_actor, kv_updates_run_when_no_answer_waits_and_shorten_the_next_prefill) {
   answerer_env env;
   env.start(4);
-  auto& sched = env.sched;
-  auto& out = env.out;
-  auto& a = env.actor;
-  const int width = env.width;
-  const int first = env.llm->options().reuse.recompute_first;
+    const int first = env.llm->options().reuse.recompute_first;
   // Stream 1: answered, then a different frame arrives as an update, then
   // the same frame is due an answer.
-  auto older = job_for(1, 16, width, 30);
-  caf::anon_send(a, older);
-  sched.run();
-  auto newer = job_for(2, 16, width, 20);  // stream 2's pixels as stream 1's next frame
+  auto older = job_for(1, 16, env.width, 30);
+  env.deliver(older);
+  auto newer = job_for(2, 16, env.width, 20);  // stream 2's pixels as stream 1's next frame
   newer.tag = older.tag;
   newer.tag.seq = older.tag.seq + 1;
-  caf::anon_send(a, kv_update_atom::value, newer);
-  sched.run();
+  env.deliver(kv_update_atom::value, newer);
   auto due = newer;
   due.tag.seq += 1;
-  caf::anon_send(a, due);
-  sched.run();
-  ASSERT_EQ(out->answers.size(), 2u);
-  const auto& r = out->answers[1].result;
+  env.deliver(due);
+  ASSERT_EQ(env.out->answers.size(), 2u);
+  const auto& r = env.out->answers[1].result;
   EXPECT_FALSE(r.full_prefill);
   EXPECT_EQ(r.image_recomputed, first) << "the update had brought the other image rows";
   // Stream 3: an update waits while an answer about a later frame arrives;
   // the answer goes first and the update is dropped.
-  auto stale = job_for(3, 16, width, 10);
-  caf::anon_send(a, kv_update_atom::value, stale);
+  auto stale = job_for(3, 16, env.width, 10);
+  caf::anon_send(env.actor, kv_update_atom::value, stale);
   auto later = stale;
   later.tag.seq += 1;
-  caf::anon_send(a, later);
-  sched.run();
-  ASSERT_EQ(out->answers.size(), 3u);
-  EXPECT_EQ(out->answers[2].tag.stream, 3u);
+  env.deliver(later);
+  ASSERT_EQ(env.out->answers.size(), 3u);
+  EXPECT_EQ(env.out->answers[2].tag.stream, 3u);
   auto c = env.counters_then_stop();
   ASSERT_TRUE(c);
   EXPECT_EQ(c->kv_updates, 1u);

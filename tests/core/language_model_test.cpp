@@ -349,6 +349,12 @@ struct reuse_fixture {
     return *lm->append(seq, *lm->embed(prompt.ids, &fh));
   }
   tensor_handle h(const std::vector<float>& f) { return tensor_handle::from_floats(f.data(), {16, 48}); }
+  /// The features with every token moved well past the change tolerance.
+  std::vector<float> all_moved() const {
+    auto moved = base;
+    for (auto& v : moved) v = v * 0.7f + 0.05f;
+    return moved;
+  }
 };
 
 // Batching several streams changes nothing but the speed.
@@ -415,8 +421,7 @@ TEST(prefill_reuse, every_token_changed_equals_the_full_prefill) {
   reuse_fixture fx;
   prefill_cache cache(*fx.lm, reuse_options{});
   ASSERT_TRUE(cache.prefill(1, fx.prompt, fx.h(fx.base)));
-  auto moved = fx.base;
-  for (auto& v : moved) v = v * 0.7f + 0.05f;
+  const auto moved = fx.all_moved();
   auto r = cache.prefill(1, fx.prompt, fx.h(moved));
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->full);
@@ -515,8 +520,7 @@ TEST(kv_update, after_an_update_the_answer_computes_only_its_suffix_and_equals_t
   o.recompute_first = 0;
   prefill_cache cache(*fx.lm, o);
   ASSERT_TRUE(cache.prefill(1, fx.prompt, fx.h(fx.base)));
-  auto moved = fx.base;
-  for (auto& v : moved) v = v * 0.7f + 0.05f;  // every token changed
+  const auto moved = fx.all_moved();
   const auto mh = fx.h(moved);
   auto u = cache.update_batch({{1, &fx.prompt, &mh}});
   ASSERT_TRUE(u[0]) << u[0].err().message;
