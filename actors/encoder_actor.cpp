@@ -28,7 +28,20 @@ void check(encoder_self self, const frame_job& job, const frame_result& r) {
   if (!full) return;
   const auto& f = (*full)[0].features;
   const auto shape = f.shape();
-  const auto agree = compare_tokens(r.features.data(), f.data(), shape[0], shape[1]);
+  std::vector<float> each;
+  const auto agree = compare_tokens(r.features.data(), f.data(), shape[0], shape[1], &each);
+  if (s.controller) {
+    const auto move = s.controller->observe(job.tag.stream, each);
+    if (move.moved()) {
+      const auto rep = s.controller->report(job.tag.stream);
+      const auto& ladder = s.controller->config().ladder;
+      caf::aout(self) << "encoder: stream " << job.tag.stream << " layer tolerance "
+                      << ladder[static_cast<std::size_t>(move.from)] << " -> " << ladder[static_cast<std::size_t>(move.to)]
+                      << " (cosine p" << s.controller->config().target.percentile << " "
+                      << low_percentile(each, s.controller->config().target.percentile) << ", target "
+                      << s.controller->config().target.cosine << "; " << rep.checks << " checks)\n";
+    }
+  }
   auto& c = s.shadow[job.tag.stream];
   ++c.checks;
   c.cosine_mean_sum += agree.cosine_mean;
@@ -181,7 +194,9 @@ std::vector<expected<frame_result>> run_batch(encoder_self self) {
   auto request_of = [&](std::size_t i) {
     const auto& job = s.pending[i];
     const bool full = job.plan->full || s.full_next.erase(job.tag.stream) > 0;
-    return frame_request{job.tag.stream, job.image->pixels.data(), job.plan->positions, full};
+    frame_request req{job.tag.stream, job.image->pixels.data(), job.plan->positions, full};
+    if (s.controller && s.nodes.empty()) req.layer_tolerance = s.controller->tolerance(job.tag.stream);
+    return req;
   };
   auto run_here = [&](const std::vector<std::size_t>& members) {
     std::vector<frame_request> batch;
@@ -322,6 +337,11 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
   const int side = s.encoder ? s.encoder->config().image_size : backend.image_size;
   s.pixels_per_frame = 3 * side * side;
   s.settings = settings;
+  if (settings.controller && s.encoder && s.nodes.empty()) {
+    auto c = fidelity_controller::make(*settings.controller);
+    if (c) s.controller = std::move(*c);
+    else caf::aout(self) << "encoder: fidelity controller off: " << c.err().message << "\n";
+  }
   s.next = std::move(next);
   return {
       [self](frame_job& job) {
@@ -367,6 +387,8 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
         c.tokens_per_frame = s.num_patches;
         c.per_stream = s.per_stream;
         c.shadow = s.shadow;
+        if (s.controller)
+          for (const auto& [stream, counts] : s.per_stream) c.control[stream] = s.controller->report(stream);
         c.remote_failures = s.remote_failures;
         c.reconnects = s.reconnects;
         for (std::size_t i = 0; i < s.nodes.size(); ++i) {
@@ -403,7 +425,7 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
       [self](end_stream_atom, stream_id stream) {
         auto& s = self->state;
         if (s.nodes.empty()) {
-          s.encoder->end_stream(stream);
+          s.encoder->end_stream(stream);  // the controller keeps the stream's report for the summary
         } else if (auto h = s.home.find(stream); h != s.home.end()) {
           if (h->second == encoder_state::local_home) s.encoder->end_stream(stream);
           else caf::anon_send(s.nodes[h->second].actor, end_stream_atom::value, stream);

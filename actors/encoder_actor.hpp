@@ -23,11 +23,13 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_actor.hpp>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "actors/frame_messages.hpp"
 #include "actors/delivery_actor.hpp"
 #include "actors/remote_encoder.hpp"
+#include "core/fidelity_controller.hpp"
 #include "core/shadow_check.hpp"
 #include "core/vision_encoder.hpp"
 
@@ -37,6 +39,10 @@ struct encoder_settings {
   int batch_tokens = 256;
   std::chrono::microseconds batch_timeout{20000};
   shadow_config shadow;  ///< online fidelity checks (in-process encoder only)
+  /// The fidelity target's controller (core/fidelity_controller): each
+  /// stream's layer tolerance moves along its ladder on what the checks
+  /// measure. Unset: the encoder's own tolerance for every stream.
+  std::optional<controller_config> controller;
   std::chrono::seconds remote_timeout{30};  ///< a remote node's reply to one batch
   /// Set when the pipeline stops: a batch waiting on a remote node fails at
   /// once (counted), and no node is reached again, whatever the node does.
@@ -100,6 +106,7 @@ struct encoder_state {
   double shadow_seconds = 0;  ///< time spent on fidelity checks (not in busy_seconds)
   std::map<stream_id, std::uint64_t> stream_frames;  ///< frames encoded per stream, for the check schedule
   std::map<stream_id, shadow_counters> shadow;
+  std::optional<fidelity_controller> controller;
   std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> per_stream;  ///< frames, tokens computed
   static inline const char* name = "encoder";
 };
@@ -118,6 +125,8 @@ struct encoder_counters {
   std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> evictions;
   std::uint64_t store_total = 0, store_peak = 0, store_capacity = 0;
   std::map<stream_id, shadow_counters> shadow;  ///< online fidelity checks per stream
+  /// Per stream: where the fidelity controller holds it (empty without one).
+  std::map<stream_id, controller_report> control;
   double shadow_seconds = 0;
   std::uint64_t remote_failures = 0, reconnects = 0;  ///< remote nodes' failed batches, reconnections
   std::vector<node_counters> nodes;  ///< per remote node, then "local" when there is a fallback

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "connectors/line_chart.hpp"
@@ -25,6 +26,9 @@
 #include "core/statistics.hpp"
 #include "core/vision_encoder.hpp"
 #include "graph/cache_spec.hpp"
+#include "graph/fidelity_profile.hpp"
+#include "graph/pipeline_spec.hpp"
+#include "core/fidelity_controller.hpp"
 
 namespace vlcache::app {
 namespace {
@@ -74,9 +78,17 @@ struct fidelity {
   }
 };
 
+/// The fidelity controller as a pipeline runs it: shadow checks every
+/// `shadow.every` frames within `shadow.max_share` of the encoder's time
+/// feed it, and their time is charged to the sparse path.
+struct control_loop {
+  controller_config config;
+  shadow_config shadow;
+};
+
 nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& data,
                        const gate_thresholds& gate_cfg, const drift_config& drift_cfg, const std::string& model,
-                       const view_memory_config& views = {}) {
+                       const view_memory_config& views = {}, const control_loop* loop = nullptr) {
   const auto& c = enc.config();
   const auto grid = *patch_grid::make(c.image_size, c.patch_size);
   const int s_count = static_cast<int>(data.size());
@@ -94,6 +106,10 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
   const std::int64_t tokens = c.output_tokens(), dim = c.output_dim();
 
   nlohmann::json per_frame;  // frames after the first: the plot's series
+  std::optional<fidelity_controller> ctl;
+  if (loop) ctl = *fidelity_controller::make(loop->config);
+  double check_s = 0, encode_s = 0;
+  std::uint64_t checks = 0;
   for (std::size_t f = 0; f < frames; ++f) {
     // Full recompute of the S frames, batched: the baseline at its best.
     std::vector<const float*> px;
@@ -106,14 +122,31 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
     // Sparse: the pipeline's cache step, every stream's frame in one batch.
     t0 = steady_clock::now();
     std::vector<step_frame> batch;
-    for (int s = 0; s < s_count; ++s) batch.push_back({static_cast<stream_id>(s), f, &data[s].sigs[f], px[s]});
+    for (int s = 0; s < s_count; ++s)
+      batch.push_back({static_cast<stream_id>(s), f, &data[s].sigs[f], px[s],
+                       ctl ? ctl->tolerance(static_cast<stream_id>(s)) : 0.0});
     auto steps = step.plan(batch);
     if (!steps) throw std::runtime_error(steps.err().message);
     const double gate_t = ms_since(t0);
     t0 = steady_clock::now();
     auto sparse = step.encode(enc, batch, *steps);
-    const double sparse_t = ms_since(t0);
+    double sparse_t = ms_since(t0);
     if (!sparse) throw std::runtime_error(sparse.err().message);
+    encode_s += sparse_t / 1000;
+    if (ctl) {
+      // The frames the pipeline would check: their full forward (computed
+      // above for the measurement) feeds the controller and is charged.
+      for (int s = 0; s < s_count; ++s) {
+        if (!shadow_due(loop->shadow, f, check_s, encode_s)) continue;
+        const auto fv = (*full)[s].features.to_vector();
+        std::vector<float> each;
+        (void)compare_tokens((*sparse)[s].features.data(), fv.data(), tokens, dim, &each);
+        ctl->observe(static_cast<stream_id>(s), each);
+        check_s += full_t / s_count / 1000;
+        sparse_t += full_t / s_count;
+        ++checks;
+      }
+    }
     std::vector<compute_plan> plans;
     for (int s = 0; s < s_count; ++s) {
       plans.push_back((*steps)[s].plan);
@@ -181,6 +214,11 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
                                     {"cuts", step.views(0) ? step.views(0)->cuts() : 0},
                                     {"restored", step.views(0) ? step.views(0)->restored() : 0}}},
                    {"threads", enc.threads()},
+                   {"controller", ctl ? nlohmann::json{{"checks", checks},
+                                                        {"check_share", encode_s > 0 ? check_s / encode_s : 0.0},
+                                                        {"final_tolerance", ctl->tolerance(0)},
+                                                        {"moves", ctl->report(0).tighter + ctl->report(0).looser}}
+                                      : nlohmann::json(nullptr)},
                    {"blas", blas_in_use()},
                    {"per_frame", per_frame}};
   return j;
@@ -267,6 +305,10 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
                 "Also run one stream at each layer tolerance (e.g. 0,0.05,0.1,0.2), same gate")
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
+  c->add_flag("--defaults", o.defaults,
+              "Run what a pipeline with this model and no tuning keys runs: its profile (or the built-in "
+              "ladder), gate and the fidelity controller fed by shadow checks, their time charged to the "
+              "sparse path (the tuning options above are ignored)");
   c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
   c->add_option("--device", o.device, "cpu or cuda[:N]")->default_val("cpu");
   c->add_option("--dtype", o.dtype, "f32, f16, bf16")->default_val("f32");
@@ -286,11 +328,44 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
       ->check(CLI::Range(0.01, 1.0));
 }
 
+/// What a pipeline with this model and no tuning keys runs: its gate,
+/// encoder options, and the controller with its checks.
+expected<graph::pipeline_spec> defaults_of(const bench_encoder_options& o) {
+  auto shape = graph::shape_of_model(o.model);
+  if (!shape) return shape.err();
+  std::string toml = "[input]\nimage_size = " + std::to_string(shape->image_size) +
+                     "\npatch_size = " + std::to_string(shape->patch_size) + "\n[encoder]\nmodel = \"" + o.model +
+                     "\"\n[[camera]]\nsource = \"" + o.video + "\"\n";
+  auto r = graph::parse_pipeline(toml, "the pipeline defaults for " + o.model);
+  if (!r.ok()) return error{errc::invalid_config, r.errors.front()};
+  return r.spec;
+}
+
 int run_bench_encoder(const bench_encoder_options& o) {
-  auto enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, o.layer_tolerance, o.store_dtype,
-                                    o.weight_dtype, o.attention_tolerance);
-  if (!enc) return 2;
+  std::optional<control_loop> loop;
   gate_thresholds gate_cfg = graph::default_gate();
+  std::unique_ptr<vision_encoder> enc;
+  if (o.defaults) {
+    auto spec = defaults_of(o);
+    if (!spec) {
+      std::fprintf(stderr, "error: %s\n", spec.err().message.c_str());
+      return 2;
+    }
+    const auto& eo = spec->encoder.options;
+    enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, eo.layer_tolerance, eo.store_dtype,
+                                 eo.weight_dtype, eo.attention_tolerance);
+    gate_cfg = spec->cache.gate;
+    if (spec->fidelity_control.controller) loop = control_loop{*spec->fidelity_control.controller, spec->fidelity};
+    std::printf("pipeline defaults: %s; gate mad %g cell %d%s; controller %s\n",
+                spec->fidelity_control.profile.empty() ? "no profile (the built-in ladder)"
+                                                       : ("profile " + spec->fidelity_control.profile).c_str(),
+                gate_cfg.mad.value_or(0), gate_cfg.mad_cell, gate_cfg.noise_factor ? ", noise-robust" : "",
+                loop ? "on" : "off");
+  } else {
+    enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, o.layer_tolerance, o.store_dtype,
+                                 o.weight_dtype, o.attention_tolerance);
+  }
+  if (!enc) return 2;
   if (!o.config.empty()) {
     auto spec = graph::load_cache_spec(o.config);
     if (!spec.ok()) {
@@ -326,11 +401,12 @@ int run_bench_encoder(const bench_encoder_options& o) {
                   {"drift_budget", o.drift_budget}, {"top_r", o.top_r}};
   std::vector<int> counts{1};
   if (o.streams > 1) counts.push_back(o.streams);
-  out["layer_tolerance"] = o.layer_tolerance;
+  out["layer_tolerance"] = enc->layer_tolerance();
   out["attention_tolerance"] = enc->attention_tolerance();
   out["store_dtype"] = o.store_dtype;
   out["weight_dtype"] = o.weight_dtype;
-  if (o.weight_dtype == "f16") {
+  out["pipeline_defaults"] = o.defaults;
+  if (o.weight_dtype == "f16" && !o.defaults) {
     // What rounding the weights costs, apart from any reuse: the full
     // forward with f16 weights against the same model's with f32 weights.
     auto exact = load_encoder_or_report(o.model, o.device, o.dtype, o.threads);
@@ -358,7 +434,7 @@ int run_bench_encoder(const bench_encoder_options& o) {
   try {
     for (int n : counts) {
       std::vector<stream_frames> subset(data.begin(), data.begin() + n);
-      auto r = run_one(*enc, subset, gate_cfg, drift_cfg, o.model);
+      auto r = run_one(*enc, subset, gate_cfg, drift_cfg, o.model, {}, loop ? &*loop : nullptr);
       std::printf("%-8d %7zu %8.2f%% %8.2f%% %8.2f%% %9.1f %9.1f %7.2fx %6.2f %8.5f %8.5f %8.3f %8.3fms\n", n,
                   frames, 100 * r["share_recomputed_mean"].get<double>(), 100 * r["share_recomputed_p95"].get<double>(),
                   100 * r["share_layer_mean"].get<double>(),
@@ -366,6 +442,12 @@ int run_bench_encoder(const bench_encoder_options& o) {
                   r["speedup"].get<double>(), r["efficiency"].get<double>(), r["cosine_mean"].get<double>(),
                   r["cosine_p1"].get<double>(), r["err_over_naive"].get<double>(),
                   r["signatures_and_gate_ms_per_frame_median"].get<double>());
+      if (loop)
+        std::printf("         controller: %llu checks (%.1f%% of the encoder's time, charged above), stream 0 ends at "
+                    "layer tolerance %g after %llu moves\n",
+                    static_cast<unsigned long long>(r["controller"]["checks"].get<std::uint64_t>()),
+                    100 * r["controller"]["check_share"].get<double>(), r["controller"]["final_tolerance"].get<double>(),
+                    static_cast<unsigned long long>(r["controller"]["moves"].get<std::uint64_t>()));
       out["runs"].push_back(r);
     }
     if (o.view_memory > 0) {

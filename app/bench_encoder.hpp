@@ -29,6 +29,7 @@ struct bench_encoder_options {
   std::string store_dtype = "f32";      ///< the token store's keys and values: f32 or f16
   std::string weight_dtype = "f32";     ///< the layers' packed weights: f32 or f16
   std::vector<double> sweep_tolerance;  ///< one-stream runs at each layer tolerance
+  bool defaults = false;                ///< a pipeline's settings without tuning keys, controller included
   int threads = 0;
   std::string device = "cpu";
   std::string dtype = "f32";

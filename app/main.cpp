@@ -6,6 +6,7 @@
 #include "app/bench_answers.hpp"
 #include "app/bench_encoder.hpp"
 #include "app/bench_llm.hpp"
+#include "app/tune_command.hpp"
 #include "app/camera_command.hpp"
 #include "app/client_keys.hpp"
 #include "app/encode_command.hpp"
@@ -99,7 +100,10 @@ int main(int argc, char** argv) {
   vlcache::app::add_bench_llm_command(*bench, bench_llm);
   vlcache::app::bench_answers_options bench_answers;
   vlcache::app::add_bench_answers_command(*bench, bench_answers);
+  vlcache::app::tune_options tune;
+  vlcache::app::add_tune_command(app, tune);
   CLI11_PARSE(app, argc, argv);
+  if (app.got_subcommand("tune")) return vlcache::app::run_tune(tune);
   if (app.got_subcommand("scan")) return vlcache::app::run_scan(scan);
   if (app.got_subcommand("ask")) return vlcache::app::run_ask(ask);
   if (app.got_subcommand("keygen")) return vlcache::app::run_keygen(keygen_stem);

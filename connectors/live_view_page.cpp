@@ -87,7 +87,9 @@ async function tick() {
       text(c.el, "gate", k.mad_threshold ? "mad <= " + k.mad_threshold.toFixed(1) : "-");
       text(c.el, "fidelity", k.fidelity_checks ? "cosine " + k.fidelity_cosine_mean.toFixed(5) + ", worst token " +
            k.fidelity_cosine_min.toFixed(4) + " (" + k.fidelity_checks + " checks, " + k.fidelity_refreshes +
-           " refreshes)" : "not checked");
+           " refreshes)" + (k.fidelity_layer_tolerance != null ? "; held at layer tolerance " +
+           k.fidelity_layer_tolerance + ", low percentile " + k.fidelity_cosine_low.toFixed(5) + ", " +
+           k.fidelity_adjustments + " adjustments" : "") : "not checked");
       text(c.el, "score", st.with_truth ? st.correct + " of " + st.with_truth + " with a known answer (" +
            (100 * st.correct / st.with_truth).toFixed(0) + " %)" : "no known answers");
       if (st.has_frame && st.frame_seq !== c.frameSeq) {

@@ -99,7 +99,8 @@ expected<std::vector<frame_result>> cache_step::encode(vision_encoder& encoder, 
   std::vector<frame_request> batch;
   batch.reserve(frames.size());
   for (std::size_t i = 0; i < frames.size(); ++i)
-    batch.push_back({frames[i].stream, frames[i].pixels, plans[i].plan.positions, plans[i].plan.full});
+    batch.push_back({frames[i].stream, frames[i].pixels, plans[i].plan.positions, plans[i].plan.full,
+                     frames[i].layer_tolerance});
   auto results = encoder.encode(batch);
   if (!results) {
     for (const auto& f : frames) reset(f.stream);

@@ -34,6 +34,7 @@ struct step_frame {
   std::uint64_t seq = 0;
   const frame_signatures* signatures = nullptr;
   const float* pixels = nullptr;  ///< CHW, normalised, as the encoder takes it
+  double layer_tolerance = 0.0;   ///< layer-wise recompute: this frame's tolerance (0: the encoder's)
 };
 
 /// The step's verdict on a frame before encoding.

@@ -22,14 +22,16 @@ double token_cosine(const float* a, const float* b, std::int64_t dim) noexcept {
 }
 
 token_agreement compare_tokens(const float* cached, const float* full, std::int64_t tokens,
-                               std::int64_t dim) noexcept {
+                               std::int64_t dim, std::vector<float>* each) {
   token_agreement out;
+  if (each != nullptr) each->clear();
   if (tokens <= 0) return out;
   double sum = 0, worst = 1.0;
   for (std::int64_t t = 0; t < tokens; ++t) {
     const double cos = token_cosine(cached + t * dim, full + t * dim, dim);
     sum += cos;
     worst = std::min(worst, cos);
+    if (each != nullptr) each->push_back(static_cast<float>(cos));
   }
   out.cosine_mean = sum / static_cast<double>(tokens);
   out.cosine_min = worst;

@@ -6,6 +6,7 @@
 /// within a budget of the encoder's time, and scores a check.
 
 #include <cstdint>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -35,8 +36,9 @@ struct token_agreement {
 /// Cosine of two vectors of `dim` floats (1 when both are zero, 0 when one is).
 [[nodiscard]] double token_cosine(const float* a, const float* b, std::int64_t dim) noexcept;
 
-/// `cached` and `full` are [tokens, dim] row-major.
+/// `cached` and `full` are [tokens, dim] row-major; with `each`, every
+/// token's cosine too (the fidelity controller's sensor).
 [[nodiscard]] token_agreement compare_tokens(const float* cached, const float* full, std::int64_t tokens,
-                                             std::int64_t dim) noexcept;
+                                             std::int64_t dim, std::vector<float>* each = nullptr);
 
 }  // namespace vlcache

@@ -199,6 +199,7 @@ struct vision_encoder::impl {
   bool half_weights = false;  // the layers' packed weights in half precision (the CPU kernels only)
   double layer_tolerance = 0.0;
   double attention_tolerance = 0.0;  // in effect: 0 = reused tokens' attention not tracked
+  bool follow_attention = false;      // the attention test takes each frame's layer tolerance
   std::map<stream_id, stream_store> streams;
   std::optional<store_budget> budget;  // set when bounded
   std::map<stream_id, eviction_counts> evicted;
@@ -441,9 +442,9 @@ struct vision_encoder::impl {
   /// is forced). Folding the residual step into the next layer's test reads
   /// each row once: both are bound by memory, not arithmetic.
   void advance_and_test_cpu(float* x, const float* delta, const float* next_in, const std::vector<char>& forced,
-                            std::vector<char>& flags) const {
+                            double tolerance, std::vector<char>& flags) const {
     const std::int64_t rows = cfg.num_tokens(), d = cfg.hidden_size;
-    const double tol2 = layer_tolerance * layer_tolerance;
+    const double tol2 = tolerance * tolerance;
     flags.assign(static_cast<std::size_t>(rows), 0);
     at::parallel_for(0, rows, 16, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t i = b; i < e; ++i) {
@@ -487,6 +488,7 @@ struct vision_encoder::impl {
     std::vector<at::Tensor> x;       // per active frame: its current rows [T, D]
     std::vector<at::Tensor> forced;  // per active frame: tokens recomputed at every layer whatever moved
     std::vector<std::vector<char>> forced_flags;  // the same as one flag per token
+    std::vector<double> tol, att_tol;  // per active frame: its tolerances (a request may set its own)
     for (std::size_t r = 0; r < batch.size(); ++r) {
       const auto& req = batch[r];
       results[r].stream = req.stream;
@@ -497,6 +499,10 @@ struct vision_encoder::impl {
       a.request = r;
       a.store = &s;
       active.push_back(a);
+      tol.push_back(req.layer_tolerance > 0 ? req.layer_tolerance : layer_tolerance);
+      // The attention test follows the frame's tolerance unless it was set apart.
+      att_tol.push_back(!attention ? 0.0 : follow_attention && req.layer_tolerance > 0 ? req.layer_tolerance
+                                                                                       : attention_tolerance);
       x.push_back(embed_all(req.pixels));
       // Recomputed at every layer whatever moved: the class token (it sees
       // every change) and the gate's misses; every token on a full frame.
@@ -520,7 +526,7 @@ struct vision_encoder::impl {
     if (cpu_kernels)
       for (std::size_t fi = 0; fi < active.size(); ++fi)
         advance_and_test_cpu(x[fi].data_ptr<float>(), nullptr, active[fi].store->x_in[0].data_ptr<float>(),
-                             forced_flags[fi], moved_flags[fi]);
+                             forced_flags[fi], tol[fi], moved_flags[fi]);
 
     for (std::int64_t l = 0; l < layers; ++l) {
       const auto& lw = w.layers[static_cast<std::size_t>(l)];
@@ -540,7 +546,7 @@ struct vision_encoder::impl {
           a.tokens = at::tensor(moved, at::kLong);
           if (attention) others[fi] = at::tensor(rest, at::kLong);
         } else {
-          auto moved = moved_rows(x[fi], a.store->x_in[l], layer_tolerance);
+          auto moved = moved_rows(x[fi], a.store->x_in[l], tol[fi]);
           moved.index_fill_(0, forced[fi], true);  // the gate's misses, at every layer
           moved.index_fill_(0, at::zeros({1}, idx_opts), true);  // the class token sees every change
           a.tokens = moved.nonzero().view({-1});
@@ -607,9 +613,9 @@ struct vision_encoder::impl {
           }
           auto join = cpu_kernels
                           ? at::tensor(moved_cpu(o_other, s.o_ref[l], others[fi].data_ptr<std::int64_t>(),
-                                                 attention_tolerance),
+                                                 att_tol[fi]),
                                        at::kLong)
-                          : moved_rows(o_other, s.o_ref[l].index_select(0, others[fi]), attention_tolerance)
+                          : moved_rows(o_other, s.o_ref[l].index_select(0, others[fi]), att_tol[fi])
                                 .nonzero()
                                 .view({-1});
           if (join.numel() > 0) {
@@ -640,7 +646,7 @@ struct vision_encoder::impl {
         if (cpu_kernels)
           advance_and_test_cpu(x[fi].data_ptr<float>(), s.delta[l].data_ptr<float>(),
                                l + 1 < layers ? s.x_in[l + 1].data_ptr<float>() : nullptr, forced_flags[fi],
-                               moved_flags[fi]);
+                               tol[fi], moved_flags[fi]);
         else
           x[fi] = x[fi] + s.delta[l];
       }
@@ -769,6 +775,7 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
     return error{errc::invalid_argument, "attention_tolerance " + std::to_string(options.attention_tolerance) +
                                              " needs layer-wise recompute (layer_tolerance > 0)"};
   p->attention_tolerance = options.attention_tolerance < 0 ? options.layer_tolerance : options.attention_tolerance;
+  p->follow_attention = options.attention_tolerance < 0;
   const auto store_half = parse_half_name(options.store_dtype);
   if (!store_half) return error{errc::invalid_argument, "store_dtype " + store_half.err().message};
   p->store_f16 = *store_half;
@@ -946,6 +953,12 @@ expected<std::vector<frame_result>> vision_encoder::encode(const std::vector<fra
     const auto& req = batch[r];
     const std::string who = "stream " + std::to_string(req.stream);
     if (req.pixels == nullptr) return error{errc::invalid_argument, who + ": frame without pixels"};
+    if (!(req.layer_tolerance >= 0) || !std::isfinite(req.layer_tolerance))
+      return error{errc::invalid_argument, who + ": layer_tolerance must be a finite number >= 0 (0: the encoder's), got " +
+                                               std::to_string(req.layer_tolerance)};
+    if (req.layer_tolerance > 0 && impl_->layer_tolerance <= 0)
+      return error{errc::invalid_argument, who + ": a frame's layer_tolerance needs an encoder loaded with "
+                                               "layer-wise recompute (its store keeps no layer state)"};
     full[r] = req.full || !has_stream(req.stream);
     if (full[r]) {
       positions[r].resize(static_cast<std::size_t>(n));

@@ -77,6 +77,10 @@ struct frame_request {
   const float* pixels = nullptr;  ///< CHW, normalised, image_size square
   std::vector<int> positions;     ///< patch positions (0..num_patches-1) to recompute
   bool full = false;              ///< recompute every token (refresh)
+  /// Layer-wise recompute: this frame's tolerance (0: the encoder's). The
+  /// fidelity controller (core/fidelity_controller) sets it per stream; the
+  /// attention test follows it unless attention_tolerance was set apart.
+  double layer_tolerance = 0.0;
 };
 
 struct frame_result {

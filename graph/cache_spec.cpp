@@ -81,6 +81,7 @@ void read_cache_tables(table_reader& top, cache_spec& spec, std::vector<std::str
   in.reject_unknown_keys();
   table_reader g(gate, "gate", errors);
   read_gate(g, spec, gate != nullptr);
+  spec.gate_by_hand = gate != nullptr;
   g.reject_unknown_keys();
   table_reader ix(index, "index", errors);
   read_index(ix, spec, index != nullptr);

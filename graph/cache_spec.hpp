@@ -31,6 +31,7 @@ struct cache_spec {
   preprocess_config preprocess;
   patch_grid grid;
   gate_thresholds gate;
+  bool gate_by_hand = false;  ///< the spec has a [gate] table: no profile replaces it
   std::optional<store_budget_config> index;  ///< set when the spec has an [index] table
   std::optional<view_memory_config> views;   ///< set when the spec has a [views] table
 };

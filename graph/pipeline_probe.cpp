@@ -199,6 +199,33 @@ std::string to_prometheus(const pipeline_snapshot& s) {
   per_camera("vlcache_fidelity_refreshes_total", "counter",
              "Checks below [fidelity].min_cosine: the stream was recomputed.",
              [&](stream_id id) { return shadow(id).refreshes; });
+  if (!s.encoder.control.empty()) {
+    auto control = [&](stream_id id) {
+      auto k = s.encoder.control.find(id);
+      return k == s.encoder.control.end() ? controller_report{} : k->second;
+    };
+    per_camera("vlcache_fidelity_layer_tolerance", "gauge",
+               "The layer tolerance the fidelity controller holds the camera at ([fidelity] target).",
+               [&](stream_id id) { return control(id).tolerance; });
+    per_camera("vlcache_fidelity_cosine_low", "gauge",
+               "Token cosine to the full forward at the target's low percentile, over the last checks.",
+               [&](stream_id id) { return control(id).measured; });
+    family("vlcache_fidelity_adjustments_total", "counter", "The controller's moves along the ladder, by direction.");
+    for (const auto& c : s.sources) {
+      const auto r = control(c.stream);
+      o << "vlcache_fidelity_adjustments_total{" << stream_of(c) << ",direction=\"safer\"} " << r.tighter << "\n";
+      o << "vlcache_fidelity_adjustments_total{" << stream_of(c) << ",direction=\"cheaper\"} " << r.looser << "\n";
+    }
+    family("vlcache_fidelity_answer_audits_total", "counter", "Answers also answered from a full recompute, by outcome.");
+    for (const auto& c : s.sources) {
+      const auto r = control(c.stream);
+      o << "vlcache_fidelity_answer_audits_total{" << stream_of(c) << ",outcome=\"agreed\"} " << r.answers_agreed << "\n";
+      o << "vlcache_fidelity_answer_audits_total{" << stream_of(c) << ",outcome=\"differed\"} "
+        << r.answers_audited - r.answers_agreed << "\n";
+    }
+  }
+  family("vlcache_fidelity_check_seconds_total", "counter", "Encoder time spent on fidelity checks (full forwards).");
+  o << "vlcache_fidelity_check_seconds_total " << s.encoder.shadow_seconds << "\n";
   family("vlcache_camera_outages_total", "counter", "Times a network camera's stream dropped (it reconnects).");
   for (const auto& c : s.sources) o << "vlcache_camera_outages_total{" << stream_of(c) << "} " << c.outages << "\n";
   family("vlcache_camera_gap_seconds_total", "counter", "Seconds a network camera delivered no frames, over its outages.");
@@ -276,6 +303,8 @@ nlohmann::json per_stream_json(const pipeline_snapshot& s) {
     const std::uint64_t refills = ev == s.encoder.evictions.end() ? 0 : ev->second.second;
     auto sh = s.encoder.shadow.find(c.stream);
     const actors::shadow_counters checks = sh == s.encoder.shadow.end() ? actors::shadow_counters{} : sh->second;
+    auto k = s.encoder.control.find(c.stream);
+    const controller_report* ctl = k == s.encoder.control.end() ? nullptr : &k->second;
     // null, not 0, when the answerer (busy with a batch) did not answer the probe.
     nlohmann::json answered = s.answered("answerer") ? nlohmann::json(0) : nlohmann::json(nullptr);
     if (s.answers) {
@@ -299,6 +328,9 @@ nlohmann::json per_stream_json(const pipeline_snapshot& s) {
                    {"fidelity_cosine_mean", checks.cosine_mean()},
                    {"fidelity_cosine_min", checks.cosine_min},
                    {"fidelity_refreshes", checks.refreshes},
+                   {"fidelity_layer_tolerance", ctl ? nlohmann::json(ctl->tolerance) : nlohmann::json(nullptr)},
+                   {"fidelity_cosine_low", ctl ? nlohmann::json(ctl->measured) : nlohmann::json(nullptr)},
+                   {"fidelity_adjustments", ctl ? nlohmann::json(ctl->tighter + ctl->looser) : nlohmann::json(nullptr)},
                    {"hit_rate", s.encoder.hit_rate(c.stream)},
                    {"outages", c.outages},
                    {"gap_seconds", c.gap_seconds},

@@ -269,6 +269,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   es.batch_tokens = spec.encoder.batch_tokens;
   es.batch_timeout = std::chrono::microseconds(static_cast<long>(spec.encoder.batch_timeout_ms * 1000));
   es.shadow = spec.fidelity;
+  es.controller = spec.fidelity_control.controller;
   es.remote_timeout = std::chrono::seconds(spec.encoder.remote_timeout_s);
   es.stopping = g.stopping;
   // The encoder computes for a long time per message: its own thread keeps

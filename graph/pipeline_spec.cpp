@@ -4,11 +4,13 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "connectors/scene_video.hpp"
 #include "connectors/video_reader.hpp"
 #include "core/clip_config.hpp"
 #include "core/device_names.hpp"
+#include "graph/fidelity_profile.hpp"
 #include "graph/host_port.hpp"
 #include "graph/table_reader.hpp"
 
@@ -71,17 +73,26 @@ void read_encoder(table_reader& r, encoder_spec& e) {
   e.options.device = r.string("device").value_or(e.options.device);
   e.options.dtype = r.string("dtype").value_or(e.options.dtype);
   e.options.threads = static_cast<int>(r.integer("threads", 0, 1024).value_or(0));
-  e.options.layer_tolerance = r.number("layer_tolerance", 0.0, 1e6).value_or(0.0);
+  const auto tolerance = r.number("layer_tolerance", 0.0, 1e6);
+  e.tolerance_by_hand = tolerance.has_value();
+  e.options.layer_tolerance = tolerance.value_or(0.0);
   if (auto a = r.number("attention_tolerance", 0.0, 1e6)) {
     e.options.attention_tolerance = *a;
-    if (*a > 0 && e.options.layer_tolerance <= 0)
+    e.attention_by_hand = true;
+    if (*a > 0 && e.tolerance_by_hand && e.options.layer_tolerance <= 0)
       r.fail("attention_tolerance", "tests reused tokens of layer-wise recompute: set layer_tolerance > 0 as well");
   }
-  for (auto [key, value] : {std::pair<const char*, std::string*>{"store_dtype", &e.options.store_dtype},
-                             {"weight_dtype", &e.options.weight_dtype}}) {
-    *value = r.string(key).value_or("f32");
+  for (auto [key, value, by_hand] :
+       {std::tuple<const char*, std::string*, bool*>{"store_dtype", &e.options.store_dtype, &e.store_dtype_by_hand},
+        {"weight_dtype", &e.options.weight_dtype, &e.weight_dtype_by_hand}}) {
+    auto v = r.string(key);
+    *by_hand = v.has_value();
+    *value = v.value_or("f32");
     if (auto half = parse_half_name(*value); !half) r.fail(key, half.err().message);
   }
+  e.profile = r.string("profile").value_or("");
+  if (!e.profile.empty() && !std::filesystem::is_regular_file(e.profile))
+    r.fail("profile", "file " + std::filesystem::absolute(e.profile).string() + " does not exist");
   e.batch_tokens = static_cast<int>(r.integer("batch_tokens", 1, 1 << 20).value_or(e.batch_tokens));
   e.batch_timeout_ms = r.number("batch_timeout_ms", 0.0, 60000.0).value_or(e.batch_timeout_ms);
 }
@@ -121,6 +132,71 @@ void read_llm(table_reader& r, llm_spec& l) {
   l.options.device = r.string("device").value_or("cpu");
   l.options.dtype = r.string("dtype").value_or("f32");
   l.options.threads = static_cast<int>(r.integer("threads", 0, 1024).value_or(0));
+}
+
+/// The fidelity target's settings: the profile's gate and encoder mode
+/// where nobody set them by hand, and the controller's ladder, whose start
+/// rung becomes the encoder's tolerance. A tolerance set by hand stays
+/// fixed (no controller); a remote encoder runs with the node's settings.
+void resolve_fidelity(pipeline_spec& s, bool every_by_hand, std::vector<std::string>& errors) {
+  auto& e = s.encoder;
+  auto& ctl = s.fidelity_control;
+  if (auto st = ctl.target.validate(); !st) {
+    errors.push_back("[fidelity]." + st.err().message);
+    return;
+  }
+  if (!e.remote.empty()) {
+    if (!e.profile.empty())
+      errors.push_back("[encoder].profile: the remote node runs the encoder; start it with --layer-tolerance instead");
+    return;
+  }
+  std::string path = e.profile;
+  if (path.empty() && !is_preset_name(e.model)) {
+    const auto beside = std::filesystem::path(e.model) / profile_file_name;
+    if (std::filesystem::is_regular_file(beside)) path = beside.string();
+  }
+  std::optional<fidelity_profile> profile;
+  if (!path.empty()) {
+    auto p = load_fidelity_profile(path);
+    if (!p) {
+      errors.push_back("[encoder].profile: " + p.err().message);
+      return;
+    }
+    auto shape = shape_of_model(e.model);
+    if (!shape) return;  // validate() names the model's problem
+    if (auto st = check_profile_shape(*p, path, *shape, e.model); !st) {
+      errors.push_back("[encoder].profile: " + st.err().message);
+      return;
+    }
+    profile = std::move(*p);
+    ctl.profile = std::filesystem::absolute(path).string();
+    if (!s.cache.gate_by_hand) s.cache.gate = profile->gate;
+    if (!e.weight_dtype_by_hand) e.options.weight_dtype = profile->weight_dtype;
+    if (!e.store_dtype_by_hand) e.options.store_dtype = profile->store_dtype;
+  }
+  if (e.tolerance_by_hand) return;
+  controller_config c;
+  c.target = ctl.target;
+  if (profile) {
+    c.ladder = profile->ladder;
+    c.start = profile->start;
+  } else {
+    c.ladder = default_ladder();
+    // Without a profile a stream starts where trained attention kept the
+    // demo's answers (0.05) and loosens from there if the checks allow.
+    c.start = static_cast<int>(std::find(c.ladder.begin(), c.ladder.end(), 0.05) - c.ladder.begin());
+  }
+  if (!e.attention_by_hand) {
+    // Trained attention is peaked: reused tokens must see their context move
+    // (the attention test). On random weights the test buys nothing and
+    // costs a third of the store (docs/fidelity.md), and an f16 store
+    // cannot hold its state.
+    const bool test = profile ? profile->attention_test : !is_preset_name(e.model);
+    e.options.attention_tolerance = test && e.options.store_dtype == "f32" ? -1.0 : 0.0;
+  }
+  e.options.layer_tolerance = c.ladder[static_cast<std::size_t>(c.start)];
+  if (!every_by_hand) s.fidelity.every = 5;  // the controller's sensor, within max_share of encoder time
+  if (ctl.control && s.fidelity.enabled()) ctl.controller = c;
 }
 
 camera_spec read_camera(table_reader& r, std::size_t index) {
@@ -333,6 +409,13 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   fc.every = static_cast<int>(fi.integer("shadow_every", 0, 1 << 30).value_or(0));
   fc.max_share = fi.number("max_share", 1e-6, 100.0).value_or(fc.max_share);
   fc.min_cosine = fi.number("min_cosine", 0.0, 1.0).value_or(0.0);
+  const bool every_by_hand = fi.integer("shadow_every", 0, 1 << 30).has_value();
+  auto& ctl = out.spec.fidelity_control;
+  ctl.target.cosine = fi.number("target", 1e-6, 1.0).value_or(ctl.target.cosine);
+  ctl.target.percentile = fi.number("percentile", 0.0, 50.0).value_or(ctl.target.percentile);
+  ctl.target.answer_agreement = fi.number("answer_agreement", 0.0, 1.0).value_or(ctl.target.answer_agreement);
+  ctl.control = fi.boolean("control").value_or(ctl.control);
+  ctl.answer_audit_every = static_cast<int>(fi.integer("answer_audit_every", 0, 1 << 30).value_or(ctl.answer_audit_every));
   fi.reject_unknown_keys();
   table_reader e(top.table("encoder"), "encoder", out.errors);
   read_encoder(e, out.spec.encoder);
@@ -410,7 +493,8 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   top.reject_unknown_keys();
   if (out.spec.sinks.empty()) out.spec.sinks.push_back(sink_spec{});
   const std::size_t syntax_errors = out.errors.size();
-  if (syntax_errors == 0)
+  if (syntax_errors == 0) resolve_fidelity(out.spec, every_by_hand, out.errors);
+  if (out.errors.size() == syntax_errors)
     for (auto& err : validate(out.spec)) out.errors.push_back(std::move(err));
   return out;
 }

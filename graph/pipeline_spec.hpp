@@ -13,6 +13,7 @@
 #include "core/answer_policy.hpp"
 #include "core/answerer.hpp"
 #include "core/drift_policy.hpp"
+#include "core/fidelity_controller.hpp"
 #include "core/flow_limiter.hpp"
 #include "core/shadow_check.hpp"
 #include "core/vision_encoder.hpp"
@@ -59,6 +60,12 @@ struct encoder_spec {
   bool fallback_local = false;
   actors::link_tls tls;       ///< tls_cert, tls_key, tls_ca: mutual TLS with the node
   encoder_options options;
+  /// A fidelity profile (`vlcache tune`); empty: the model folder's
+  /// vlcache-profile.toml when there is one, else the built-in ladder.
+  std::string profile;
+  /// Keys set by hand: the profile and the controller never move them.
+  bool tolerance_by_hand = false, attention_by_hand = false, weight_dtype_by_hand = false,
+       store_dtype_by_hand = false;
   int batch_tokens = 256;     ///< run a batch once this many tokens wait
   double batch_timeout_ms = 20.0;
 };
@@ -109,6 +116,18 @@ struct security_spec {
   std::optional<connectors::curve_server_keys> curve;  ///< loaded from the two files
 };
 
+/// [fidelity] beyond the shadow checks: the target, and the controller
+/// that holds it per camera (core/fidelity_controller).
+struct fidelity_spec {
+  fidelity_target target;
+  bool control = true;          ///< move each camera along the ladder (off: the start rung stays)
+  int answer_audit_every = 20;  ///< every N-th answer is also answered from a full recompute; 0 = off
+  std::string profile;          ///< the profile in use (absolute path); empty: the built-in ladder
+  /// Resolved from the profile and the hand-set keys: set when the encoder
+  /// runs layer-wise with a tolerance nobody set by hand.
+  std::optional<controller_config> controller;
+};
+
 struct pipeline_spec {
   std::string name = "pipeline";
   std::vector<camera_spec> cameras;
@@ -121,6 +140,7 @@ struct pipeline_spec {
   security_spec security;
   flow_spec flow;
   shadow_config fidelity;  ///< [fidelity]: online checks against the full forward
+  fidelity_spec fidelity_control;  ///< [fidelity]: the target and its controller
   std::vector<sink_spec> sinks;
 };
 

@@ -12,7 +12,15 @@ nlohmann::json fidelity_json(const actors::encoder_counters& enc, stream_id stre
   auto it = enc.shadow.find(stream);
   if (it == enc.shadow.end()) return {{"checks", 0}};
   const auto& c = it->second;
-  return {{"checks", c.checks}, {"cosine_mean", c.cosine_mean()}, {"cosine_min", c.cosine_min}, {"refreshes", c.refreshes}};
+  nlohmann::json j{{"checks", c.checks}, {"cosine_mean", c.cosine_mean()}, {"cosine_min", c.cosine_min},
+                   {"refreshes", c.refreshes}};
+  if (auto k = enc.control.find(stream); k != enc.control.end()) {
+    const auto& r = k->second;
+    j["control"] = {{"rung", r.rung},           {"layer_tolerance", r.tolerance}, {"cosine_low", r.measured},
+                    {"tighter", r.tighter},     {"looser", r.looser},             {"answers_audited", r.answers_audited},
+                    {"answers_agreed", r.answers_agreed}, {"answer_agreement", r.agreement}};
+  }
+  return j;
 }
 
 }  // namespace
@@ -153,12 +161,26 @@ nlohmann::json summarize(run_facts f) {
       sum += c.cosine_mean_sum;
       worst = std::min(worst, c.cosine_min);
     }
+    const double check_share = enc.busy_seconds > 0 ? enc.shadow_seconds / enc.busy_seconds : 0.0;
     summary["fidelity"] = {{"checks", checks}, {"cosine_mean", checks ? sum / checks : 1.0}, {"cosine_min", worst},
-                           {"refreshes", refreshes}, {"seconds", enc.shadow_seconds}};
-    std::printf("  fidelity: %llu checks against the full forward, cosine mean %.5f, worst token %.4f, %llu refreshes "
-                "(%.1f s of checks)\n",
-                static_cast<unsigned long long>(checks), checks ? sum / checks : 1.0, worst,
-                static_cast<unsigned long long>(refreshes), enc.shadow_seconds);
+                           {"refreshes", refreshes}, {"seconds", enc.shadow_seconds}, {"share_of_encoder", check_share}};
+    std::printf("  fidelity: %llu checks against the full forward (%.1f s, %.1f%% of the encoder's time), cosine mean "
+                "%.5f, worst token %.4f, %llu refreshes\n",
+                static_cast<unsigned long long>(checks), enc.shadow_seconds, 100 * check_share,
+                checks ? sum / checks : 1.0, worst, static_cast<unsigned long long>(refreshes));
+    for (const auto& c : finished) {
+      auto k = enc.control.find(c.stream);
+      if (k == enc.control.end()) continue;
+      const auto& r = k->second;
+      std::printf("  %-12s held at layer tolerance %g: token cosine at the target's percentile %.5f over the last "
+                  "checks, %llu checks, moved %llu safer and %llu cheaper",
+                  c.name.c_str(), r.tolerance, r.measured, static_cast<unsigned long long>(r.checks),
+                  static_cast<unsigned long long>(r.tighter), static_cast<unsigned long long>(r.looser));
+      if (r.answers_audited > 0)
+        std::printf(", answers audited %llu, agreeing %llu", static_cast<unsigned long long>(r.answers_audited),
+                    static_cast<unsigned long long>(r.answers_agreed));
+      std::printf("\n");
+    }
   }
   std::printf("  tokens computed %.1f%% (hit rate %.1f%%; first frames and refreshes included)\n", 100 * total_share,
               100 * (1 - total_share));

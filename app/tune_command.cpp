@@ -1,0 +1,294 @@
+#include "app/tune_command.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+#include "app/json_file.hpp"
+#include "app/load_encoder.hpp"
+#include "app/stream_frames.hpp"
+#include "connectors/line_chart.hpp"
+#include "core/cache_step.hpp"
+#include "core/elapsed.hpp"
+#include "core/fidelity_controller.hpp"
+#include "core/shadow_check.hpp"
+#include "core/statistics.hpp"
+#include "graph/cache_spec.hpp"
+#include "graph/fidelity_profile.hpp"
+
+namespace vlcache::app {
+namespace {
+
+/// One clip of footage and its full-recompute reference.
+struct clip {
+  std::string name;
+  stream_frames data;
+  std::vector<std::vector<float>> full;  // per frame: the full forward's tokens (f32 weights)
+  std::vector<double> full_ms;           // per frame: its time
+};
+
+/// A setting that is fixed per model (chosen offline); the ladder's
+/// tolerance is what moves per camera.
+struct candidate {
+  std::string gate_name;
+  gate_thresholds gate;
+  bool attention = true;
+  std::string weight_dtype = "f32", store_dtype = "f32";
+  [[nodiscard]] std::string mode() const {
+    return std::string(attention ? "attention test" : "input test alone") + ", weights " + weight_dtype + ", store " +
+           store_dtype;
+  }
+};
+
+struct point {
+  std::size_t candidate = 0;
+  int rung = 0;
+  double tolerance = 0, layer_share = 0, cosine = 0, speedup = 0;
+  bool meets = false;
+};
+
+gate_thresholds noise_robust_gate() {
+  gate_thresholds g;
+  g.mad = 2.0f;
+  g.mad_cell = 4;
+  g.noise_factor = 3.0f;
+  return g;
+}
+
+/// Runs every clip through the cache step at one tolerance; fidelity against
+/// the references, time against their full forwards.
+point evaluate(vision_encoder& enc, const candidate& cand, std::vector<clip>& clips, double tolerance,
+               double percentile) {
+  const auto& cfg = enc.config();
+  const auto grid = *patch_grid::make(cfg.image_size, cfg.patch_size);
+  auto step = cache_step::make(grid, cand.gate, drift_config{});
+  if (!step) throw std::runtime_error(step.err().message);
+  std::vector<float> cosines;
+  std::vector<double> sparse_ms, full_ms;
+  double layer_tokens = 0, layer_slots = 0;
+  for (std::size_t c = 0; c < clips.size(); ++c) {
+    const auto stream = static_cast<stream_id>(c);
+    enc.end_stream(stream);
+    const auto& d = clips[c].data;
+    for (std::size_t f = 0; f < d.pixels.size(); ++f) {
+      step_frame frame{stream, f, &d.sigs[f], d.pixels[f].data(), tolerance};
+      const auto t0 = steady_clock::now();
+      auto out = step->run(enc, {frame});
+      const double took = ms_since(t0);
+      if (!out) throw std::runtime_error(out.err().message);
+      if (f == 0) continue;  // a stream's first frame runs in full on both paths
+      const auto& r = (*out)[0];
+      sparse_ms.push_back(took);
+      full_ms.push_back(clips[c].full_ms[f]);
+      layer_tokens += r.full ? grid.count() * cfg.layers_used() : static_cast<double>(r.layer_tokens);
+      layer_slots += static_cast<double>(grid.count()) * cfg.layers_used();
+      std::vector<float> each;
+      const auto shape = r.features.shape();
+      (void)compare_tokens(r.features.data(), clips[c].full[f].data(), shape[0], shape[1], &each);
+      cosines.insert(cosines.end(), each.begin(), each.end());
+    }
+    enc.end_stream(stream);
+  }
+  point p;
+  p.tolerance = tolerance;
+  p.layer_share = layer_slots > 0 ? layer_tokens / layer_slots : 0;
+  p.cosine = low_percentile(cosines, percentile);
+  const double sparse = quantile(sparse_ms, 0.5);
+  p.speedup = sparse > 0 ? quantile(full_ms, 0.5) / sparse : 0;
+  return p;
+}
+
+status plot_front(const std::string& path, const std::string& model, const std::vector<candidate>& cands,
+                  const std::vector<point>& points, double target) {
+  const std::array<std::array<int, 3>, 8> colours{{{200, 50, 50}, {40, 90, 200}, {30, 150, 60}, {150, 80, 180},
+                                                    {220, 140, 30}, {60, 170, 170}, {120, 120, 120}, {20, 20, 20}}};
+  connectors::chart_spec c;
+  c.title = "vlcache tune: " + model + ", speed and fidelity along the ladder (x: layer tolerance)";
+  c.x_label = "layer tolerance (cheaper to the right)";
+  connectors::chart_panel speed{"speedup over full recompute (x)", {}, true};
+  connectors::chart_panel fid{"token cosine at the target's percentile", {}, false};
+  double lo = 1e9, hi = 0;
+  for (std::size_t k = 0; k < cands.size(); ++k) {
+    connectors::chart_series s{cands[k].gate_name + ", " + cands[k].mode(), colours[k % colours.size()], {}, {}, true};
+    connectors::chart_series f = s;
+    for (const auto& p : points) {
+      if (p.candidate != k) continue;
+      s.x.push_back(p.tolerance);
+      s.y.push_back(p.speedup);
+      f.x.push_back(p.tolerance);
+      f.y.push_back(p.cosine);
+      lo = std::min(lo, p.tolerance);
+      hi = std::max(hi, p.tolerance);
+    }
+    if (s.x.empty()) continue;
+    speed.series.push_back(s);
+    fid.series.push_back(f);
+  }
+  if (hi > 0) fid.series.push_back({"target", {0, 0, 0}, {lo, hi}, {target, target}, false});
+  c.panels = {speed, fid};
+  return connectors::write_chart_png(path, c);
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app, tune_options& o) {
+  auto* c = app.add_subcommand("tune", "Measure a model on sample footage and write the fidelity profile a pipeline uses");
+  c->add_option("--model", o.model, "Preset or Hugging Face folder")->default_val(o.model);
+  c->add_option("--video", o.videos, "Sample footage (repeat for several clips)");
+  c->add_option("--scene", o.scenes, "A rendered scene folder: its frames join the footage (repeat)");
+  c->add_option("--target", o.target, "Token cosine against a full recompute to hold, at --percentile")
+      ->default_val(o.target)
+      ->check(CLI::Range(1e-6, 1.0));
+  c->add_option("--percentile", o.percentile, "The low percentile (in %) the target is held at")
+      ->default_val(o.percentile)
+      ->check(CLI::Range(0.0, 50.0));
+  c->add_option("--frames", o.frames, "Frames per clip")->default_val(o.frames)->check(CLI::Range(2, 100000));
+  c->add_option("--stride", o.stride, "Every stride-th frame (10 = 1 FPS on a 10 FPS video)")
+      ->default_val(o.stride)
+      ->check(CLI::Range(1, 1000));
+  c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
+  c->add_option("--out", o.out, "The profile to write (TOML)")->required();
+  c->add_option("--plot", o.plot, "Write the front as a PNG");
+  c->add_option("--json", o.json, "Write every measured point as JSON");
+}
+
+int run_tune(const tune_options& o) {
+  if (o.videos.empty() && o.scenes.empty()) {
+    std::fprintf(stderr, "error: tune needs footage: --video FILE or --scene FOLDER\n");
+    return 2;
+  }
+  auto shape = graph::shape_of_model(o.model);
+  if (!shape) {
+    std::fprintf(stderr, "error: %s\n", shape.err().message.c_str());
+    return 2;
+  }
+  const auto ladder = default_ladder();
+  // The reference: f32 weights, the full forward.
+  auto reference = load_encoder_or_report(o.model, "cpu", "f32", o.threads, ladder.front(), "f32", "f32", -1.0);
+  if (!reference) return 2;
+  const auto& cfg = reference->config();
+  std::vector<clip> clips;
+  std::vector<std::string> sources = o.videos;
+  for (const auto& s : o.scenes) sources.push_back((std::filesystem::path(s) / "frames" / "%06d.png").string());
+  for (const auto& src : sources) {
+    auto loaded = load_stream_frames(src, 1, 0, 0, o.frames, o.stride, cfg.image_size, cfg.patch_size, true);
+    if (!loaded) {
+      std::fprintf(stderr, "error: %s: %s\n", src.c_str(), loaded.err().message.c_str());
+      return 2;
+    }
+    clip c;
+    c.name = src;
+    c.data = std::move((*loaded)[0]);
+    for (const auto& px : c.data.pixels) {
+      const auto t0 = steady_clock::now();
+      auto full = reference->encode_full({px.data()});
+      c.full_ms.push_back(ms_since(t0));
+      if (!full) {
+        std::fprintf(stderr, "error: %s\n", full.err().message.c_str());
+        return 2;
+      }
+      c.full.push_back((*full)[0].features.to_vector());
+    }
+    std::fprintf(stderr, "tune: %s: %zu frames, full forward %.1f ms a frame\n", src.c_str(), c.full.size(),
+                 quantile(c.full_ms, 0.5));
+    clips.push_back(std::move(c));
+  }
+
+  std::vector<candidate> cands;
+  for (const auto& [name, gate] : {std::pair<std::string, gate_thresholds>{"plain gate (mad 3)", graph::default_gate()},
+                                   {"noise-robust gate (mad 2, cell 4, noise x3)", noise_robust_gate()}}) {
+    cands.push_back({name, gate, true, "f32", "f32"});
+    cands.push_back({name, gate, true, "f16", "f32"});
+    cands.push_back({name, gate, false, "f32", "f16"});
+    cands.push_back({name, gate, false, "f16", "f16"});
+  }
+  std::printf("%-46s %-42s %9s %11s %12s %8s\n", "gate", "mode", "tolerance", "by layer", "cosine p", "speedup");
+  std::vector<point> points;
+  std::optional<point> best;
+  for (std::size_t k = 0; k < cands.size(); ++k) {
+    const auto& cand = cands[k];
+    auto enc = load_encoder_or_report(o.model, "cpu", "f32", o.threads, ladder.front(), cand.store_dtype,
+                                      cand.weight_dtype, cand.attention ? -1.0 : 0.0);
+    if (!enc) return 2;
+    // Cheapest rung first; the first that meets the target ends the walk,
+    // and so does a rung already slower than the best setting found.
+    for (std::size_t r = 0; r < ladder.size(); ++r) {
+      point p;
+      try {
+        p = evaluate(*enc, cand, clips, ladder[r], o.percentile);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 2;
+      }
+      p.candidate = k;
+      p.rung = static_cast<int>(r);
+      p.meets = p.cosine >= o.target;
+      points.push_back(p);
+      std::printf("%-46s %-42s %9g %10.1f%% %12.5f %7.2fx%s\n", cand.gate_name.c_str(), cand.mode().c_str(),
+                  p.tolerance, 100 * p.layer_share, p.cosine, p.speedup, p.meets ? "  meets the target" : "");
+      std::fflush(stdout);
+      if (p.meets) {
+        if (!best || p.speedup > best->speedup) best = p;
+        break;
+      }
+      if (best && p.speedup < best->speedup) break;
+    }
+  }
+  if (!best) {
+    std::fprintf(stderr, "error: no setting met the target %g at p%g on this footage, not even tolerance %g\n",
+                 o.target, o.percentile, ladder.back());
+    return 1;
+  }
+  const auto& won = cands[best->candidate];
+  graph::fidelity_profile prof;
+  prof.model = o.model;
+  for (const auto& c : clips) prof.made_from += (prof.made_from.empty() ? "" : ", ") + std::filesystem::path(c.name).filename().string();
+  prof.made_from += ": " + std::to_string(o.frames) + " frames, stride " + std::to_string(o.stride);
+  prof.shape = *shape;
+  prof.target.cosine = o.target;
+  prof.target.percentile = o.percentile;
+  prof.gate = won.gate;
+  prof.attention_test = won.attention;
+  prof.weight_dtype = won.weight_dtype;
+  prof.store_dtype = won.store_dtype;
+  prof.ladder = ladder;
+  prof.start = best->rung;
+  prof.measured.assign(ladder.size(), graph::rung_measure{});
+  for (const auto& p : points)
+    if (p.candidate == best->candidate) prof.measured[static_cast<std::size_t>(p.rung)] = {p.layer_share, p.cosine, p.speedup};
+  {
+    std::ofstream f(o.out);
+    f << graph::profile_toml(prof);
+    if (!f) {
+      std::fprintf(stderr, "error: cannot write %s\n", std::filesystem::absolute(o.out).string().c_str());
+      return 2;
+    }
+  }
+  std::printf("profile: %s, %s, start at layer tolerance %g (%.1f%% by layer, cosine p%g %.5f, %.2fx) -> %s\n",
+              won.gate_name.c_str(), won.mode().c_str(), best->tolerance, 100 * best->layer_share, o.percentile,
+              best->cosine, best->speedup, o.out.c_str());
+  if (!o.plot.empty())
+    if (auto st = plot_front(o.plot, o.model, cands, points, o.target); !st) {
+      std::fprintf(stderr, "error: %s\n", st.err().message.c_str());
+      return 2;
+    }
+  if (!o.json.empty()) {
+    nlohmann::json j{{"model", o.model}, {"target", o.target}, {"percentile", o.percentile}, {"points", nlohmann::json::array()}};
+    for (const auto& p : points)
+      j["points"].push_back({{"gate", cands[p.candidate].gate_name}, {"mode", cands[p.candidate].mode()},
+                             {"tolerance", p.tolerance}, {"layer_share", p.layer_share}, {"cosine", p.cosine},
+                             {"speedup", p.speedup}, {"meets", p.meets}});
+    j["chosen"] = {{"gate", won.gate_name}, {"mode", won.mode()}, {"tolerance", best->tolerance},
+                   {"speedup", best->speedup}, {"cosine", best->cosine}, {"layer_share", best->layer_share}};
+    if (!write_json_file(o.json, j)) return 2;
+  }
+  return 0;
+}
+
+}  // namespace vlcache::app
