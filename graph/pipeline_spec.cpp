@@ -151,8 +151,10 @@ void resolve_fidelity(pipeline_spec& s, bool every_by_hand, std::vector<std::str
     return;
   }
   std::string path = e.profile;
-  if (path.empty() && !is_preset_name(e.model)) {
-    const auto beside = std::filesystem::path(e.model) / profile_file_name;
+  if (path.empty()) {
+    // A snapshot folder's own profile; a preset's ships with vlcache.
+    const auto beside = is_preset_name(e.model) ? std::filesystem::path(VLCACHE_PROFILES) / (e.model + ".toml")
+                                                : std::filesystem::path(e.model) / profile_file_name;
     if (std::filesystem::is_regular_file(beside)) path = beside.string();
   }
   std::optional<fidelity_profile> profile;
@@ -176,6 +178,12 @@ void resolve_fidelity(pipeline_spec& s, bool every_by_hand, std::vector<std::str
   }
   if (e.tolerance_by_hand) return;
   controller_config c;
+  // The profile's target was calibrated for its model (on answers where
+  // it had them): it holds unless the pipeline states its own.
+  if (profile && !ctl.target_by_hand) {
+    ctl.target.cosine = profile->target.cosine;
+    ctl.target.percentile = profile->target.percentile;
+  }
   c.target = ctl.target;
   if (profile) {
     c.ladder = profile->ladder;
@@ -411,11 +419,11 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   fc.min_cosine = fi.number("min_cosine", 0.0, 1.0).value_or(0.0);
   const bool every_by_hand = fi.integer("shadow_every", 0, 1 << 30).has_value();
   auto& ctl = out.spec.fidelity_control;
-  ctl.target.cosine = fi.number("target", 1e-6, 1.0).value_or(ctl.target.cosine);
+  const auto target = fi.number("target", 1e-6, 1.0);
+  ctl.target_by_hand = target.has_value();
+  ctl.target.cosine = target.value_or(ctl.target.cosine);
   ctl.target.percentile = fi.number("percentile", 0.0, 50.0).value_or(ctl.target.percentile);
-  ctl.target.answer_agreement = fi.number("answer_agreement", 0.0, 1.0).value_or(ctl.target.answer_agreement);
   ctl.control = fi.boolean("control").value_or(ctl.control);
-  ctl.answer_audit_every = static_cast<int>(fi.integer("answer_audit_every", 0, 1 << 30).value_or(ctl.answer_audit_every));
   fi.reject_unknown_keys();
   table_reader e(top.table("encoder"), "encoder", out.errors);
   read_encoder(e, out.spec.encoder);

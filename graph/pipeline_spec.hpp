@@ -120,8 +120,8 @@ struct security_spec {
 /// that holds it per camera (core/fidelity_controller).
 struct fidelity_spec {
   fidelity_target target;
+  bool target_by_hand = false;  ///< [fidelity].target set: a profile's calibrated target does not replace it
   bool control = true;          ///< move each camera along the ladder (off: the start rung stays)
-  int answer_audit_every = 20;  ///< every N-th answer is also answered from a full recompute; 0 = off
   std::string profile;          ///< the profile in use (absolute path); empty: the built-in ladder
   /// Resolved from the profile and the hand-set keys: set when the encoder
   /// runs layer-wise with a tolerance nobody set by hand.

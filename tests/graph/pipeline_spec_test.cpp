@@ -138,9 +138,12 @@ TEST(pipeline_spec, encoder_keys_the_remote_node_owns_are_refused) {
                                    video + "\"\n", "inline");
   ASSERT_TRUE(input_only.ok()) << all(input_only);
   EXPECT_DOUBLE_EQ(input_only.spec.encoder.options.attention_tolerance, 0.0);
-  auto without = parse_pipeline("[encoder]\nattention_tolerance = 0.1\n[[camera]]\nsource = \"" + video + "\"\n",
-                                "inline");
+  auto without = parse_pipeline("[encoder]\nlayer_tolerance = 0\nattention_tolerance = 0.1\n[[camera]]\nsource = \"" +
+                                video + "\"\n", "inline");
   EXPECT_TRUE(has(without, "[encoder].attention_tolerance: tests reused tokens of layer-wise recompute")) << all(without);
+  auto controlled = parse_pipeline("[encoder]\nattention_tolerance = 0.1\n[[camera]]\nsource = \"" + video + "\"\n",
+                                   "inline");
+  ASSERT_TRUE(controlled.ok()) << "layer-wise is the default: the controller moves the layer tolerance" << all(controlled);
   EXPECT_EQ(local.spec.encoder.options.store_budget.capacity_bytes, 8u << 20);
   EXPECT_EQ(local.spec.encoder.options.store_budget.policy, eviction_policy::lfu);
 }
