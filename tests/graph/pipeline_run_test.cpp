@@ -69,6 +69,7 @@ TEST(pipeline_run, four_cameras_every_frame_encoded_in_order) {
     patch_size = 8
     [encoder]
     model = "tiny"
+    layer_tolerance = 0.0  # the fixed recompute set, as the cache step here runs it
     batch_tokens = 16
     [[sink]]
     kind = "jsonl"
@@ -173,6 +174,7 @@ TEST(pipeline_run, tokens_equal_the_cache_step_the_benchmarks_run) {
     refresh_interval = 11
     [encoder]
     model = "tiny"
+    layer_tolerance = 0.0  # the fixed recompute set, as the cache step here runs it
     batch_tokens = 24
     [[sink]]
     kind = "jsonl"
@@ -218,6 +220,7 @@ TEST(pipeline_run, view_memory_gives_the_tokens_of_the_cache_step) {
     keep = 2
     [encoder]
     model = "tiny"
+    layer_tolerance = 0.0  # the fixed recompute set, as the cache step here runs it
     batch_tokens = 24
     [[camera]]
     name = "ptz0"
@@ -266,6 +269,7 @@ TEST(pipeline_run, paced_camera_reads_at_its_rate_and_never_stalls) {
     patch_size = 8
     [encoder]
     model = "tiny"
+    layer_tolerance = 0.0  # the fixed recompute set, as the cache step here runs it
     [[sink]]
     kind = "jsonl"
     path = "/tmp/vlcache_paced.jsonl"
@@ -328,6 +332,7 @@ const std::string tiny_blocking = R"(
     patch_size = 8
     [encoder]
     model = "tiny"
+    layer_tolerance = 0.0  # the fixed recompute set, as the cache step here runs it
     batch_tokens = 16
   )";
 
