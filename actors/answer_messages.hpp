@@ -23,6 +23,7 @@ struct answer_job {
   steady::time_point read_at;
   std::string question;  ///< empty: the configured one
   std::shared_ptr<const scene_question> known;  ///< the question's known answer (scene cameras), or none
+  std::shared_ptr<const preprocessed_image> image;  ///< the frame, for an answer audit's full forward
 };
 
 /// What a sink receives for an answer.

@@ -87,9 +87,89 @@ void run_updates(answerer_state& s, const std::vector<answer_job>& jobs) {
 
 using answerer_self = answerer_actor::stateful_pointer<answerer_state>;
 
+void schedule(answerer_self self);
+
+/// Every audit_every-th answer of a stream is kept to be audited (the
+/// latest per stream: an older one not yet run is given up, counted).
+void note_for_audit(answerer_state& s, const answer_job& job, const answer_record& r) {
+  if (s.settings.audit_every <= 0 || !s.auditor || !job.image) return;
+  if (++s.answers_of[job.tag.stream] % static_cast<std::uint64_t>(s.settings.audit_every) != 0) return;
+  auto [it, fresh] = s.audits.try_emplace(job.tag.stream);
+  if (!fresh) ++s.counters.audits_skipped;
+  it->second = {job, job.question.empty() ? s.settings.question : job.question, r.result.text, {}};
+}
+
+/// The stream id an audit's full answer prefills under: never a camera's,
+/// so the camera's reused K/V stay as they are.
+stream_id audit_stream(stream_id stream) { return stream | 0x80000000u; }
+
+/// An audit whose full forward came back: the same question answered from
+/// it, with a full prefill, against what the cached path answered.
+void run_audit(answerer_self self, pending_audit a) {
+  auto& s = self->state;
+  const auto started = steady::now();
+  const auto id = audit_stream(a.job.tag.stream);
+  auto full = s.llm->ask(id, a.full, a.question);
+  s.llm->end_stream(id);
+  s.counters.audit_seconds += seconds_since(started);
+  if (!full) {
+    ++s.counters.audits_skipped;
+    s.counters.last_error = a.job.tag.stream_name + " frame " + std::to_string(a.job.tag.seq) +
+                            ": audit: " + full.err().message;
+    return;
+  }
+  const bool agreed = full->text == a.cached_text;
+  ++s.counters.audits;
+  s.counters.audits_agreed += agreed;
+  self->send(s.auditor, audit_atom::value, a.job.tag.stream, agreed);
+}
+
+/// Asks the encoder for the full forward of one waiting audit's frame; the
+/// reply comes back as a ready audit, run when nothing else waits.
+void request_full(answerer_self self) {
+  auto& s = self->state;
+  auto it = s.audits.begin();
+  for (auto j = s.audits.begin(); j != s.audits.end(); ++j)
+    if (j->second.full.empty() && (!it->second.full.empty() || j->second.job.read_at < it->second.job.read_at))
+      it = j;
+  if (!it->second.full.empty()) return;
+  s.auditing = true;
+  const stream_id stream = it->first;  // the request below names it
+  const auto seq = it->second.job.tag.seq;
+  self->request(s.auditor, std::chrono::seconds(30), full_atom::value, full_request{stream, it->second.job.image, it->second.job.features})
+      .then(
+          [self, stream, seq](const full_reply& r) {
+            auto& st = self->state;
+            st.auditing = false;
+            auto a = st.audits.find(stream);
+            if (a != st.audits.end() && a->second.job.tag.seq == seq) a->second.full = r.features;
+            schedule(self);
+          },
+          [self, stream, seq](const caf::error&) {
+            auto& st = self->state;
+            st.auditing = false;
+            auto a = st.audits.find(stream);
+            if (a != st.audits.end() && a->second.job.tag.seq == seq) {
+              st.audits.erase(a);
+              ++st.counters.audits_skipped;  // the encoder could not run it in full
+            }
+            schedule(self);
+          });
+}
+
+bool audit_ready(const answerer_state& s) {
+  return std::any_of(s.audits.begin(), s.audits.end(), [](const auto& a) { return !a.second.full.empty(); });
+}
+bool audit_to_request(const answerer_state& s) {
+  return !s.auditing &&
+         std::any_of(s.audits.begin(), s.audits.end(), [](const auto& a) { return a.second.full.empty(); });
+}
+
 void schedule(answerer_self self) {
   auto& s = self->state;
-  if (s.scheduled || (s.pending.empty() && s.on_demand.empty() && s.kv_updates.empty())) return;
+  if (s.scheduled || (s.pending.empty() && s.on_demand.empty() && s.kv_updates.empty() && !audit_ready(s) &&
+                      !audit_to_request(s)))
+    return;
   s.scheduled = true;
   self->send(self, work_atom::value);
 }
@@ -134,7 +214,9 @@ answerer_actor::behavior_type llm_answerer(answerer_self self, std::shared_ptr<a
         if (!s.on_demand.empty()) {
           auto [job, rp] = std::move(s.on_demand.front());
           s.on_demand.pop_front();
+          const auto started = steady::now();
           auto r = std::move(run_batch(s, {job})[0]);
+          s.counters.answer_seconds += seconds_since(started);
           drop_updates_before(s, job.tag);
           if (r) {
             r->on_demand = true;
@@ -161,9 +243,14 @@ answerer_actor::behavior_type llm_answerer(answerer_self self, std::shared_ptr<a
             s.pending.erase(it);
           }
           for (const auto& job : jobs) drop_updates_before(s, job.tag);
-          for (auto& r : run_batch(s, jobs)) {
+          const auto started = steady::now();
+          auto records = run_batch(s, jobs);
+          s.counters.answer_seconds += seconds_since(started);
+          for (std::size_t i = 0; i < records.size(); ++i) {
+            auto& r = records[i];
             if (r) {
               account(s, *r);
+              note_for_audit(s, jobs[i], *r);
               for (const auto& sink : s.sinks) self->send(sink, *r);
             } else {
               // This frame's answer fails alone; the stream goes on.
@@ -174,10 +261,19 @@ answerer_actor::behavior_type llm_answerer(answerer_self self, std::shared_ptr<a
           }
         } else if (!s.kv_updates.empty()) {
           run_updates(s, oldest_updates(s, s.settings.max_batch));
+        } else if (audit_ready(s)) {
+          // Idle: the audit whose full forward came back.
+          auto it = std::find_if(s.audits.begin(), s.audits.end(), [](const auto& a) { return !a.second.full.empty(); });
+          auto a = std::move(it->second);
+          s.audits.erase(it);
+          run_audit(self, std::move(a));
         }
+        if (audit_to_request(s)) request_full(self);
         schedule(self);
       },
+      [self](auditor_atom, auditor_actor auditor) { self->state.auditor = std::move(auditor); },
       [self](end_stream_atom, stream_id stream) {
+        self->state.audits.erase(stream);  // an audit still waiting is left undone at the stream's end
         self->state.pending.erase(stream);
         self->state.kv_updates.erase(stream);
         self->state.llm->end_stream(stream);

@@ -17,6 +17,10 @@
 ///   kv_update_atom, answer_job        -> queued (latest per stream wins), run when nothing else waits
 ///   ask_atom, answer_job (on demand)  -> replies answer_record, or an error for that request alone
 ///   end_stream_atom, stream_id        -> frees the stream's KV
+///   auditor_atom, auditor_actor       -> the encoder that runs audited frames in full;
+///                                        every audit_every-th answer of a stream is then
+///                                        answered again from it when nothing else waits,
+///                                        and the outcome goes back to the encoder
 ///   stats_atom                        -> replies answerer_counters
 
 #include <caf/response_promise.hpp>
@@ -28,6 +32,7 @@
 #include <memory>
 
 #include "actors/answer_messages.hpp"
+#include "actors/audit_messages.hpp"
 #include "actors/sink_actor.hpp"
 #include "core/answer.hpp"
 #include "core/answerer.hpp"
@@ -46,6 +51,12 @@ struct answerer_counters {
   latency_histogram kv_update_ms;
   std::map<std::string, std::uint64_t> per_stream;
   std::uint64_t with_truth = 0, correct = 0;  ///< answers whose truth the scene knows, and those right
+  /// Answer audits: answered again from a full recompute, and agreeing;
+  /// given up (no full forward within the encoder's budget, a newer audit
+  /// of the stream, or an error); the time their answers took against all
+  /// answering time.
+  std::uint64_t audits = 0, audits_agreed = 0, audits_skipped = 0;
+  double audit_seconds = 0, answer_seconds = 0;
   std::string last_error;
 };
 
@@ -53,6 +64,14 @@ struct answerer_settings {
   std::string question;
   int max_on_demand = 16;  ///< queued on-demand questions; more are refused
   int max_batch = 4;       ///< waiting frames of different streams answered in one pass
+  int audit_every = 0;     ///< audit every N-th answer of a stream (0: none)
+};
+
+/// An answer to audit: the job it answered and what it said.
+struct pending_audit {
+  answer_job job;
+  std::string question, cached_text;
+  tensor_handle full;  ///< the frame's full forward, once the encoder sent it
 };
 
 struct answerer_state {
@@ -62,6 +81,10 @@ struct answerer_state {
   std::map<stream_id, answer_job> pending;
   std::map<stream_id, answer_job> kv_updates;  ///< frames between answers, latest per stream
   std::deque<std::pair<answer_job, caf::typed_response_promise<answer_record>>> on_demand;
+  auditor_actor auditor;                      ///< the encoder, once the pipeline sent it
+  std::map<stream_id, std::uint64_t> answers_of;  ///< per stream: answers so far (for the audit schedule)
+  std::map<stream_id, pending_audit> audits;  ///< latest answer to audit per stream
+  bool auditing = false;                      ///< an audit waits on the encoder's full forward
   bool scheduled = false;
   answerer_counters counters;
   static inline const char* name = "answerer";
@@ -74,7 +97,8 @@ using answerer_stats_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<
 using answerer_actor =
     answerer_stats_actor::extend<caf::reacts_to<answer_job>, caf::reacts_to<kv_update_atom, answer_job>,
                                  caf::replies_to<ask_atom, answer_job>::with<answer_record>,
-                                 caf::reacts_to<work_atom>, caf::reacts_to<end_stream_atom, stream_id>>;
+                                 caf::reacts_to<work_atom>, caf::reacts_to<end_stream_atom, stream_id>,
+                                 caf::reacts_to<auditor_atom, auditor_actor>>;
 
 /// Spawn detached: `system.spawn<caf::detached>(llm_answerer, ...)`.
 answerer_actor::behavior_type llm_answerer(answerer_actor::stateful_pointer<answerer_state> self,

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "actors/actor_error.hpp"
 #include "actors/remote_encoder.hpp"
 
 namespace vlcache::actors {
@@ -51,6 +52,25 @@ void check(encoder_self self, const frame_job& job, const frame_result& r) {
     ++c.refreshes;
     self->send(job.source, refresh_atom::value, job.tag.seq);
   }
+}
+
+/// A stream's frame is checked once `every` frames passed since its last
+/// check, while the checks stay within their share of encoder time; the
+/// least-checked streams first, so a budget too small for all of them is
+/// shared instead of going to whichever stream comes first in a batch.
+bool check_due(encoder_state& s, stream_id stream) {
+  const auto& c = s.settings.shadow;
+  if (!c.enabled() || ++s.since_check[stream] < static_cast<std::uint64_t>(c.every)) return false;
+  if (s.shadow_seconds > c.max_share * s.busy_seconds) return false;
+  const auto checks_of = [&](stream_id id) {
+    auto it = s.shadow.find(id);
+    return it == s.shadow.end() ? std::uint64_t{0} : it->second.checks;
+  };
+  const auto mine = checks_of(stream);
+  for (const auto& [other, frames] : s.stream_frames)
+    if (other != stream && checks_of(other) < mine && s.since_check[other] >= static_cast<std::uint64_t>(c.every))
+      return false;  // another stream, as overdue, has had fewer checks
+  return true;
 }
 
 /// The attempt to reach a node failed: the next comes after the backoff
@@ -304,9 +324,11 @@ void flush(encoder_self self) {
     auto& ps = s.per_stream[job.tag.stream];
     ++ps.first;
     ps.second += computed;
-    const std::uint64_t index = s.stream_frames[job.tag.stream]++;
-    if (s.encoder && s.nodes.empty() && shadow_due(s.settings.shadow, index, s.shadow_seconds, s.busy_seconds))
+    ++s.stream_frames[job.tag.stream];
+    if (s.encoder && s.nodes.empty() && check_due(s, job.tag.stream)) {
       check(self, job, r);
+      s.since_check[job.tag.stream] = 0;
+    }
     auto positions = std::make_shared<const std::vector<int>>(job.plan->positions);
     self->send(s.next, encoded_frame{std::move(job), r.features, std::move(positions), r.computed, r.full, now});
   }
@@ -400,6 +422,9 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
           c.nodes.back().streams = streams_on(s, encoder_state::local_home);
         }
         c.shadow_seconds = s.shadow_seconds;
+        c.audit_forwards = s.audit_forwards;
+        c.audit_seconds = s.audit_seconds;
+        c.audit_refusals = s.audit_refusals;
         c.layer_tokens = s.layer_tokens;
         c.layers = s.encoder && s.nodes.empty() ? s.encoder->config().layers_used() : 0;
         if (s.encoder) {
@@ -421,6 +446,48 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
                         [&](const frame_job& j) { return j.tag.stream == m.stream; }))
           flush(self);
         if (s.nodes.empty()) apply_view_action(*s.encoder, m.stream, m.action);
+      },
+      [self](full_atom, const full_request& req) -> caf::result<full_reply> {
+        auto& s = self->state;
+        if (!s.encoder || !s.nodes.empty() || !req.image ||
+            req.image->pixels.size() != static_cast<std::size_t>(s.pixels_per_frame)) {
+          ++s.audit_refusals;
+          return to_caf_error({errc::invalid_argument, "no full forward for an audit: the model runs on a node, "
+                                                       "or the frame is not the model's size"});
+        }
+        // Audits come every N-th answer, so their time is bounded by the
+        // configuration; it is counted apart from the checks' and reported.
+        const auto started = steady::now();
+        auto full = s.encoder->encode_full({req.image->pixels.data()});
+        if (!full) return to_caf_error(full.err());
+        const auto& f = (*full)[0].features;
+        if (!req.cached.empty() && req.cached.shape() == f.shape()) {
+          // The forward doubles as a check of the tokens the answer used.
+          std::vector<float> each;
+          const auto shape = f.shape();
+          const auto agree = compare_tokens(req.cached.data(), f.data(), shape[0], shape[1], &each);
+          auto& c = s.shadow[req.stream];
+          ++c.checks;
+          c.cosine_mean_sum += agree.cosine_mean;
+          c.cosine_min = std::min(c.cosine_min, agree.cosine_min);
+          c.last_mean = agree.cosine_mean;
+          if (s.controller) (void)s.controller->observe(req.stream, each);
+        }
+        s.audit_seconds += seconds_since(started);
+        ++s.audit_forwards;
+        return full_reply{f};
+      },
+      [self](audit_atom, stream_id stream, bool agreed) {
+        auto& s = self->state;
+        if (!s.controller) return;
+        const auto move = s.controller->observe_answer(stream, agreed);
+        if (move.moved()) {
+          const auto& ladder = s.controller->config().ladder;
+          caf::aout(self) << "encoder: stream " << stream << " layer tolerance "
+                          << ladder[static_cast<std::size_t>(move.from)] << " -> "
+                          << ladder[static_cast<std::size_t>(move.to)] << " (an audited answer differed; agreement "
+                          << s.controller->report(stream).agreement << ")\n";
+        }
       },
       [self](end_stream_atom, stream_id stream) {
         auto& s = self->state;

@@ -12,6 +12,9 @@
 ///   view_change                -> the stream's token store follows its views
 ///                                 (after its waiting frames are encoded)
 ///   stats_atom                 -> replies encoder_counters
+///   full_atom, full_request    -> the frame's full forward for an answer audit
+///                                 (also a shadow check of the answer's tokens)
+///   audit_atom, stream, agreed -> the audit's outcome, to the fidelity controller
 /// Sends:
 ///   encoded_frame to `next`;
 ///   (done_atom, seq, frame_outcome::lost) to a frame's source on error, and
@@ -26,6 +29,7 @@
 #include <optional>
 #include <set>
 
+#include "actors/audit_messages.hpp"
 #include "actors/frame_messages.hpp"
 #include "actors/delivery_actor.hpp"
 #include "actors/remote_encoder.hpp"
@@ -104,7 +108,10 @@ struct encoder_state {
   std::uint64_t layer_tokens = 0;  ///< patch tokens recomputed, summed over the layers
   double busy_seconds = 0;  ///< time spent encoding: the stage's standalone cost
   double shadow_seconds = 0;  ///< time spent on fidelity checks (not in busy_seconds)
-  std::map<stream_id, std::uint64_t> stream_frames;  ///< frames encoded per stream, for the check schedule
+  double audit_seconds = 0;   ///< time spent on answer audits' full forwards (not in busy_seconds)
+  std::uint64_t audit_forwards = 0, audit_refusals = 0;  ///< full forwards for answer audits; refused
+  std::map<stream_id, std::uint64_t> stream_frames;  ///< frames encoded per stream
+  std::map<stream_id, std::uint64_t> since_check;    ///< frames since each stream's last check
   std::map<stream_id, shadow_counters> shadow;
   std::optional<fidelity_controller> controller;
   std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> per_stream;  ///< frames, tokens computed
@@ -127,7 +134,8 @@ struct encoder_counters {
   std::map<stream_id, shadow_counters> shadow;  ///< online fidelity checks per stream
   /// Per stream: where the fidelity controller holds it (empty without one).
   std::map<stream_id, controller_report> control;
-  double shadow_seconds = 0;
+  double shadow_seconds = 0, audit_seconds = 0;
+  std::uint64_t audit_forwards = 0, audit_refusals = 0;
   std::uint64_t remote_failures = 0, reconnects = 0;  ///< remote nodes' failed batches, reconnections
   std::vector<node_counters> nodes;  ///< per remote node, then "local" when there is a fallback
 
@@ -179,7 +187,8 @@ struct encoder_backend {
 using encoder_stats_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<encoder_counters>>;
 using encoder_actor =
     encoder_stats_actor::extend<caf::reacts_to<frame_job>, caf::reacts_to<flush_atom, std::uint64_t>,
-                                caf::reacts_to<view_change>, caf::reacts_to<end_stream_atom, stream_id>>;
+                                caf::reacts_to<view_change>, caf::reacts_to<end_stream_atom, stream_id>>::
+        extend_with<auditor_actor>;
 
 /// Spawn detached: `system.spawn<caf::detached>(batch_encoder, ...)`.
 encoder_actor::behavior_type batch_encoder(encoder_actor::stateful_pointer<encoder_state> self,

@@ -64,7 +64,6 @@ double fidelity_controller::tolerance(stream_id stream) const {
 controller_move fidelity_controller::tighten(stream_state& s, int steps) {
   const int last = static_cast<int>(config_.ladder.size()) - 1;
   controller_move m{s.rung, std::min(last, s.rung + steps)};
-  s.comfortable = 0;
   if (!m.moved()) return m;
   // Every rung it leaves behind stays closed for a while; one that fails
   // again stays closed twice as long.
@@ -83,20 +82,28 @@ controller_move fidelity_controller::observe(stream_id stream, const std::vector
   ++s.checks;
   s.window.push_back(token_cosines);
   while (s.window.size() > static_cast<std::size_t>(config_.window)) s.window.pop_front();
+  // The target is a percentile over the checked tokens: judge the checks
+  // made at this rung together, not each frame's few worst tokens alone.
+  std::vector<float> pooled;
+  for (const auto& check : s.window) pooled.insert(pooled.end(), check.begin(), check.end());
   const double allowed = std::max(1e-9, 1.0 - config_.target.cosine);
-  const double error = 1.0 - low_percentile(token_cosines, config_.target.percentile);
-  if (error > allowed) return tighten(s, error > 8 * allowed ? 3 : error > 2 * allowed ? 2 : 1);
+  const double error = 1.0 - low_percentile(std::move(pooled), config_.target.percentile);
   controller_move m{s.rung, s.rung};
-  if (error > config_.comfort * allowed) {
-    s.comfortable = 0;  // met, but not by enough to try cheaper: hold
+  if (error > allowed) {
+    // One check far below is evidence enough (a pan, a burst of noise);
+    // a narrow miss waits for a second check.
+    if (s.window.size() < 2 && error <= 2 * allowed) return m;
+    m = tighten(s, error > 8 * allowed ? 3 : error > 2 * allowed ? 2 : 1);
+    if (m.moved()) s.window.clear();
     return m;
   }
-  if (++s.comfortable < config_.patience || s.rung == 0) return m;
+  if (error > config_.comfort * allowed) return m;  // met, not by enough to try cheaper: hold
+  if (s.window.size() < static_cast<std::size_t>(config_.patience) || s.rung == 0) return m;
   const int cheaper = s.rung - 1;
   auto closed = s.closed_until.find(cheaper);
   if (closed != s.closed_until.end() && s.checks < closed->second) return m;
   s.rung = cheaper;
-  s.comfortable = 0;
+  s.window.clear();
   ++s.looser;
   m.to = cheaper;
   return m;

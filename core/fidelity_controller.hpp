@@ -9,12 +9,15 @@
 /// safest. Each stream starts on the profile's rung and moves along the
 /// ladder on what the shadow checks measure:
 ///
-/// - a check below target moves it safer at once (further the further below),
-///   and closes the rung it left for a while (doubled each time that rung
-///   fails again): a stationary input settles instead of oscillating;
-/// - `patience` checks in a row comfortably above target (the error 1 - cosine
-///   at most `comfort` of the allowed error) move it one rung cheaper, if that
-///   rung is open;
+/// - the checks at the current rung are judged together (the percentile of
+///   their tokens pooled, up to `window` checks);
+/// - below target moves it safer (further the further below; at once when one
+///   check is past twice the allowed error, else on the second check), and
+///   closes the rungs it left for a while (doubled each time one fails
+///   again): a stationary input settles instead of oscillating;
+/// - `patience` checks comfortably above target (the error 1 - cosine at most
+///   `comfort` of the allowed error) move it one rung cheaper, if that rung
+///   is open;
 /// - an answer that disagreed with the full recompute, while the stream's
 ///   audited agreement is under its target, moves it safer.
 ///
@@ -68,7 +71,7 @@ struct controller_move {
 struct controller_report {
   int rung = 0;
   double tolerance = 0;
-  double measured = 1.0;  ///< the target's percentile over the last `window` checks (1 before any)
+  double measured = 1.0;  ///< the target's percentile over the checks at the current rung (1 before any)
   std::uint64_t checks = 0, tighter = 0, looser = 0;
   std::uint64_t answers_audited = 0, answers_agreed = 0;
   double agreement = 1.0;  ///< over the last `answer_window` audits (1 before any)
@@ -91,9 +94,8 @@ class fidelity_controller {
  private:
   struct stream_state {
     int rung = 0;
-    int comfortable = 0;                     // comfortable checks in a row at this rung
     std::uint64_t checks = 0, tighter = 0, looser = 0;
-    std::deque<std::vector<float>> window;   // the last checks' token cosines
+    std::deque<std::vector<float>> window;   // the token cosines of the last checks at this rung
     std::map<int, std::uint64_t> closed_until;  // rung -> check count it opens again at
     std::map<int, int> backoff;                 // rung -> its current backoff
     std::deque<bool> answers;

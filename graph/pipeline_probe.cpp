@@ -273,6 +273,14 @@ std::string to_prometheus(const pipeline_snapshot& s) {
     o << "vlcache_answers_superseded_total " << a.superseded << "\n";
     family("vlcache_answers_failed_total", "counter", "Answers that failed (the stream went on).");
     o << "vlcache_answers_failed_total " << a.failed << "\n";
+    family("vlcache_answer_audits_total", "counter",
+           "Answers answered again from a full recompute ([fidelity] answer_audit_every), by outcome.");
+    o << "vlcache_answer_audits_total{outcome=\"agreed\"} " << a.audits_agreed << "\n";
+    o << "vlcache_answer_audits_total{outcome=\"differed\"} " << a.audits - a.audits_agreed << "\n";
+    o << "vlcache_answer_audits_total{outcome=\"skipped\"} " << a.audits_skipped << "\n";
+    family("vlcache_answer_audit_seconds_total", "counter", "Time audits took, by part (the language model, the full forward).");
+    o << "vlcache_answer_audit_seconds_total{part=\"llm\"} " << a.audit_seconds << "\n";
+    o << "vlcache_answer_audit_seconds_total{part=\"encoder\"} " << s.encoder.audit_seconds << "\n";
     family("vlcache_answers_with_truth_total", "counter", "Answers to questions whose answer a rendered scene knows.");
     o << "vlcache_answers_with_truth_total " << a.with_truth << "\n";
     family("vlcache_answers_correct_total", "counter", "Of those, answers equal to the truth.");

@@ -216,7 +216,9 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   if (m.llm) {
     // The answerer computes for seconds per message: its own thread.
     g.answerer = sys.spawn<caf::detached>(actors::llm_answerer, m.llm,
-                                          actors::answerer_settings{spec.llm.question, 16, spec.llm.max_batch}, sinks);
+                                          actors::answerer_settings{spec.llm.question, 16, spec.llm.max_batch,
+                                                                    spec.fidelity_control.answer_audit_every},
+                                          sinks);
     routing.answers = sys.spawn(actors::answer_router, g.answerer, spec.llm.policy, spec.llm.keep_kv_current);
   }
   if (view)
@@ -276,6 +278,9 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   // it from starving the scheduler that decodes, hashes and gates.
   g.encoder = sys.spawn<caf::detached>(actors::batch_encoder, backend, es, delivery);
   const actors::encoder_actor enc = g.encoder;
+  // Answer audits run the frame in full in the encoder of this process.
+  if (g.answerer && spec.encoder.remote.empty() && spec.fidelity_control.answer_audit_every > 0)
+    caf::anon_send(g.answerer, actors::auditor_atom::value, caf::actor_cast<actors::auditor_actor>(enc));
 
   auto engine = std::make_shared<const signature_engine>(
       *signature_engine::make(grid, spec.cache.gate.noise_factor.has_value()));

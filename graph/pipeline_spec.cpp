@@ -146,6 +146,7 @@ void resolve_fidelity(pipeline_spec& s, bool every_by_hand, std::vector<std::str
     return;
   }
   if (!e.remote.empty()) {
+    ctl.answer_audit_every = 0;  // audits run the frame in full in the encoder's process
     if (!e.profile.empty())
       errors.push_back("[encoder].profile: the remote node runs the encoder; start it with --layer-tolerance instead");
     return;
@@ -424,6 +425,9 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   ctl.target.cosine = target.value_or(ctl.target.cosine);
   ctl.target.percentile = fi.number("percentile", 0.0, 50.0).value_or(ctl.target.percentile);
   ctl.control = fi.boolean("control").value_or(ctl.control);
+  ctl.target.answer_agreement = fi.number("answer_agreement", 0.0, 1.0).value_or(ctl.target.answer_agreement);
+  ctl.answer_audit_every =
+      static_cast<int>(fi.integer("answer_audit_every", 0, 1 << 30).value_or(ctl.answer_audit_every));
   fi.reject_unknown_keys();
   table_reader e(top.table("encoder"), "encoder", out.errors);
   read_encoder(e, out.spec.encoder);

@@ -122,6 +122,9 @@ struct fidelity_spec {
   fidelity_target target;
   bool target_by_hand = false;  ///< [fidelity].target set: a profile's calibrated target does not replace it
   bool control = true;          ///< move each camera along the ladder (off: the start rung stays)
+  /// Every N-th answer of a camera is also answered from a full recompute
+  /// when the answerer is idle (in-process encoder only); 0 = off.
+  int answer_audit_every = 20;
   std::string profile;          ///< the profile in use (absolute path); empty: the built-in ladder
   /// Resolved from the profile and the hand-set keys: set when the encoder
   /// runs layer-wise with a tolerance nobody set by hand.

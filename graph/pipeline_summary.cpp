@@ -205,6 +205,21 @@ nlohmann::json summarize(run_facts f) {
                           {"kv_updates_failed", ac.kv_updates_failed},
                           {"kv_update_ms_p50", ac.kv_update_ms.recent_quantile(0.5)},
                           {"last_error", ac.last_error}};
+    if (ac.audits + ac.audits_skipped > 0) {
+      const double agreement = ac.audits ? static_cast<double>(ac.audits_agreed) / static_cast<double>(ac.audits) : 1.0;
+      const double llm_share = ac.answer_seconds > 0 ? ac.audit_seconds / ac.answer_seconds : 0.0;
+      const double enc_share = enc.busy_seconds > 0 ? enc.audit_seconds / enc.busy_seconds : 0.0;
+      summary["answers"]["audits"] = {{"audited", ac.audits},           {"agreed", ac.audits_agreed},
+                                      {"agreement", agreement},         {"skipped", ac.audits_skipped},
+                                      {"llm_seconds", ac.audit_seconds}, {"llm_share", llm_share},
+                                      {"encoder_seconds", enc.audit_seconds}, {"encoder_share", enc_share}};
+      std::printf("  answer audits: %llu answered again from a full recompute, %llu agreeing (%.1f%%), %llu skipped; "
+                  "%.2f s of the language model (%.1f%% of its answering), %.2f s of full forwards (%.1f%% of the "
+                  "encoder's time)\n",
+                  static_cast<unsigned long long>(ac.audits), static_cast<unsigned long long>(ac.audits_agreed),
+                  100 * agreement, static_cast<unsigned long long>(ac.audits_skipped), ac.audit_seconds,
+                  100 * llm_share, enc.audit_seconds, 100 * enc_share);
+    }
     if (f.requests) summary["answers"]["requests"] = {{"served", f.requests->first}, {"rejected", f.requests->second}};
     if (ac.with_truth > 0) {
       const double accuracy = static_cast<double>(ac.correct) / static_cast<double>(ac.with_truth);

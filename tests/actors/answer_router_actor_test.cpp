@@ -34,6 +34,7 @@ answerer_actor::behavior_type recording_answerer(std::shared_ptr<recorded> out) 
       },
       [](work_atom) {},
       [](end_stream_atom, stream_id) {},
+      [](auditor_atom, auditor_actor) {},
   };
 }
 

@@ -26,6 +26,8 @@ encoder_actor::behavior_type recording_encoder(std::shared_ptr<recorded> out) {
       [](stats_atom) { return encoder_counters{}; },
       [](const view_change&) {},
       [](end_stream_atom, stream_id) {},
+      [](full_atom, const full_request&) { return full_reply{}; },
+      [](audit_atom, stream_id, bool) {},
   };
 }
 

@@ -83,8 +83,8 @@ TEST(fidelity_controller, holds_still_on_a_stationary_input) {
     at_best += r == 2;
     at_failing += r < 2;
   }
-  EXPECT_GE(at_best, 380) << "settled on the cheapest rung that meets the target";
-  EXPECT_LE(at_failing, 6) << "each probe of the failing rung lasts one check";
+  EXPECT_GE(at_best, 370) << "settled on the cheapest rung that meets the target";
+  EXPECT_LE(at_failing, 12) << "each probe of the narrowly failing rung lasts two checks";
 }
 
 TEST(fidelity_controller, holds_in_the_band_between_target_and_comfort) {
@@ -125,6 +125,7 @@ TEST(fidelity_controller, a_disagreeing_answer_under_the_agreement_target_tighte
 TEST(fidelity_controller, the_reported_fidelity_is_the_low_percentile_over_the_window) {
   auto cfg = config_at(0);
   cfg.window = 2;
+  cfg.target.cosine = 0.9;  // nothing moves: the window stays
   auto c = *fidelity_controller::make(cfg);
   std::vector<float> a(100, 1.0f), b(100, 1.0f);
   a[0] = 0.5f;  // the worst of 200 tokens: below the 1st percentile (the 3rd lowest)
