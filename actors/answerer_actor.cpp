@@ -280,7 +280,8 @@ answerer_actor::behavior_type llm_answerer(answerer_self self, std::shared_ptr<a
       },
       [self](stats_atom) {
         auto c = self->state.counters;
-        c.pending = self->state.pending.size() + self->state.on_demand.size();
+        // Audits waiting count too: the run's summary waits for them.
+        c.pending = self->state.pending.size() + self->state.on_demand.size() + self->state.audits.size();
         return c;
       },
   };

@@ -43,7 +43,7 @@ namespace vlcache::actors {
 
 struct answerer_counters {
   std::uint64_t answered = 0, on_demand = 0, superseded = 0, failed = 0;
-  std::uint64_t pending = 0;  ///< frames and questions waiting now
+  std::uint64_t pending = 0;  ///< frames, questions and audits waiting now
   latency_histogram prefill_ms, decode_ms, total_ms;
   /// K/V updates between answers: run, dropped (a newer frame or an answer
   /// of the stream came first), failed; and their time.

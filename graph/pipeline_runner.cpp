@@ -542,13 +542,15 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     facts.random_weights = parts->encoder->random_weights();
     facts.state_bytes = parts->encoder->state_bytes();
   }
+  // Answers and audits still running first: an audit's outcome reaches the
+  // encoder's counters, which the probe collects next.
+  if (g.answerer) facts.answers = wait_for_answers(runner, g.answerer, signals);
   facts.final = probe.collect(std::chrono::seconds(5));
   for (const auto& stage : facts.final.unanswered)
     std::fprintf(stderr, "warning: the %s did not answer the final count within 5 s; its figures below are missing\n",
                  stage.c_str());
   facts.finished = outcome.finished;
   if (spec.ingest.enabled) facts.ingest = outcome.ingest;
-  if (g.answerer) facts.answers = wait_for_answers(runner, g.answerer, signals);
   if (g.requests) facts.requests = std::make_pair(g.requests->served(), g.requests->rejected());
   const auto summary = summarize(std::move(facts));
   if (!options.summary_json.empty()) {

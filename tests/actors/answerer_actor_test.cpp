@@ -61,9 +61,9 @@ struct answerer_env : vlcache::testing::deterministic_system {
     llm = std::move(*loaded);
     width = llm->model().config().hidden_size;
   }
-  void start(int max_batch) {
+  void start(int max_batch, int audit_every = 0) {
     sink = sys.spawn(collecting_sink, out);
-    actor = sys.spawn(llm_answerer, llm, answerer_settings{"What is in the image?", 16, max_batch},
+    actor = sys.spawn(llm_answerer, llm, answerer_settings{"What is in the image?", 16, max_batch, audit_every},
                       std::vector<sink_actor>{sink});
     sched.run();
   }
@@ -188,6 +188,89 @@ TEST(answerer_actor, kv_updates_run_when_no_answer_waits_and_shorten_the_next_pr
   EXPECT_EQ(c->kv_updates_failed, 0u);
   EXPECT_EQ(c->kv_update_ms.count(), 1u);
   EXPECT_EQ(c->pending, 0u);
+}
+
+}  // namespace
+}  // namespace vlcache::actors
+
+namespace vlcache::actors {
+namespace {
+
+/// What the encoder side of audits saw.
+struct audit_log {
+  std::vector<stream_id> requested;
+  std::vector<std::pair<stream_id, bool>> outcomes;
+};
+
+/// The encoder's audit interface: the full forward is `full_of(cached)`,
+/// or an error when `refuse`.
+auditor_actor::behavior_type fake_auditor(std::shared_ptr<audit_log> log, bool refuse, float scale) {
+  return {
+      [log, refuse, scale](full_atom, const full_request& r) -> caf::result<full_reply> {
+        log->requested.push_back(r.stream);
+        if (refuse) return caf::make_error(caf::sec::runtime_error, "no full forward");
+        auto v = r.cached.to_vector();
+        for (auto& x : v) x *= scale;
+        return full_reply{tensor_handle::from_floats(v.data(), r.cached.shape())};
+      },
+      [log](audit_atom, stream_id stream, bool agreed) { log->outcomes.emplace_back(stream, agreed); },
+  };
+}
+
+answer_job audited_job(stream_id stream, std::uint64_t seq, int width) {
+  auto j = job_for(stream, 16, width, 10);
+  j.tag.seq = seq;
+  j.image = std::make_shared<preprocessed_image>();
+  return j;
+}
+
+TEST(answerer_actor, every_nth_answer_is_answered_again_from_the_full_forward_and_the_outcome_goes_back) {
+  answerer_env env;
+  env.start(4, 2);
+  auto log = std::make_shared<audit_log>();
+  auto auditor = env.sys.spawn(fake_auditor, log, false, 1.0f);  // the full forward equals the cached tokens
+  env.deliver(auditor_atom::value, auditor);
+  for (std::uint64_t seq = 1; seq <= 4; ++seq) env.deliver(audited_job(1, seq, env.width));
+  ASSERT_EQ(env.out->answers.size(), 4u);
+  EXPECT_EQ(log->requested, (std::vector<stream_id>{1, 1})) << "the 2nd and 4th answers";
+  ASSERT_EQ(log->outcomes.size(), 2u);
+  EXPECT_TRUE(log->outcomes[0].second) << "the same tokens give the same answer";
+  auto c = env.counters_then_stop();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->audits, 2u);
+  EXPECT_EQ(c->audits_agreed, 2u);
+  EXPECT_EQ(c->answered, 4u) << "an audit is not an answer";
+  EXPECT_GT(c->audit_seconds, 0.0);
+  caf::anon_send_exit(auditor, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}
+
+TEST(answerer_actor, an_audit_the_encoder_cannot_run_is_skipped_and_counted) {
+  answerer_env env;
+  env.start(4, 1);
+  auto log = std::make_shared<audit_log>();
+  auto auditor = env.sys.spawn(fake_auditor, log, true, 1.0f);
+  env.deliver(auditor_atom::value, auditor);
+  env.deliver(audited_job(3, 1, env.width));
+  env.deliver(audited_job(3, 2, env.width));
+  EXPECT_EQ(log->requested.size(), 2u);
+  EXPECT_TRUE(log->outcomes.empty()) << "no outcome without a full answer";
+  auto c = env.counters_then_stop();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->audits, 0u);
+  EXPECT_EQ(c->audits_skipped, 2u);
+  EXPECT_EQ(c->answered, 2u);
+  caf::anon_send_exit(auditor, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}
+
+TEST(answerer_actor, without_an_auditor_no_audit_is_kept) {
+  answerer_env env;
+  env.start(4, 1);
+  env.deliver(audited_job(2, 1, env.width));
+  auto c = env.counters_then_stop();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->audits + c->audits_skipped, 0u);
 }
 
 }  // namespace
