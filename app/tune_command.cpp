@@ -53,18 +53,10 @@ struct point {
   bool meets = false;
 };
 
-gate_thresholds noise_robust_gate() {
-  gate_thresholds g;
-  g.mad = 2.0f;
-  g.mad_cell = 4;
-  g.noise_factor = 3.0f;
-  return g;
-}
-
 /// Runs every clip through the cache step at one tolerance; fidelity against
 /// the references, time against their full forwards.
-point evaluate(vision_encoder& enc, const candidate& cand, std::vector<clip>& clips, double tolerance,
-               double percentile) {
+point evaluate(vision_encoder& enc, vision_encoder& reference, const candidate& cand, std::vector<clip>& clips,
+               double tolerance, double percentile) {
   const auto& cfg = enc.config();
   const auto grid = *patch_grid::make(cfg.image_size, cfg.patch_size);
   auto step = cache_step::make(grid, cand.gate, drift_config{});
@@ -85,7 +77,14 @@ point evaluate(vision_encoder& enc, const candidate& cand, std::vector<clip>& cl
       if (f == 0) continue;  // a stream's first frame runs in full on both paths
       const auto& r = (*out)[0];
       sparse_ms.push_back(took);
-      full_ms.push_back(clips[c].full_ms[f]);
+      if (f % 4 == 1) {
+        // The baseline timed again beside this run: the machine's speed
+        // drifts between runs more than a small model's frame takes.
+        const auto t1 = steady_clock::now();
+        auto again = reference.encode_full({d.pixels[f].data()});
+        if (!again) throw std::runtime_error(again.err().message);
+        full_ms.push_back(ms_since(t1));
+      }
       layer_tokens += r.full ? grid.count() * cfg.layers_used() : static_cast<double>(r.layer_tokens);
       layer_slots += static_cast<double>(grid.count()) * cfg.layers_used();
       std::vector<float> each;
@@ -205,7 +204,7 @@ int run_tune(const tune_options& o) {
 
   std::vector<candidate> cands;
   for (const auto& [name, gate] : {std::pair<std::string, gate_thresholds>{"plain gate (mad 3)", graph::default_gate()},
-                                   {"noise-robust gate (mad 2, cell 4, noise x3)", noise_robust_gate()}}) {
+                                   {"noise-robust gate (mad 2, cell 4, noise x3)", graph::noise_robust_gate()}}) {
     cands.push_back({name, gate, true, "f32", "f32"});
     cands.push_back({name, gate, true, "f16", "f32"});
     cands.push_back({name, gate, false, "f32", "f16"});
@@ -224,7 +223,7 @@ int run_tune(const tune_options& o) {
     for (std::size_t r = 0; r < ladder.size(); ++r) {
       point p;
       try {
-        p = evaluate(*enc, cand, clips, ladder[r], o.percentile);
+        p = evaluate(*enc, *reference, cand, clips, ladder[r], o.percentile);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 2;
@@ -237,7 +236,8 @@ int run_tune(const tune_options& o) {
                   p.tolerance, 100 * p.layer_share, p.cosine, p.speedup, p.meets ? "  meets the target" : "");
       std::fflush(stdout);
       if (p.meets) break;
-      if (std::any_of(points.begin(), points.end(), [&](const point& q) { return q.meets && q.speedup > p.speedup; }))
+      if (std::any_of(points.begin(), points.end(),
+                      [&](const point& q) { return q.meets && 0.6 * q.speedup > p.speedup; }))
         break;  // safer rungs only cost more
     }
   }
@@ -249,8 +249,25 @@ int run_tune(const tune_options& o) {
     if (p.meets && (!best || p.speedup > best->speedup)) best = p;
   if (best) {
     const double fastest = best->speedup;
+    // Fewer tokens by layer wins; within 2 % of each other, the faster.
+    const auto leaner = [](const point& a, const point& b) {
+      return a.layer_share < 0.98 * b.layer_share || (a.layer_share <= 1.02 * b.layer_share && a.speedup > b.speedup);
+    };
     for (const auto& p : points)
-      if (p.meets && p.speedup >= 0.7 * fastest && p.layer_share < best->layer_share) best = p;
+      if (p.meets && p.speedup >= 0.7 * fastest && leaner(p, *best)) best = p;
+    // A camera that turns noisy recomputes nearly every patch through the
+    // plain gate: the noise-robust one is taken unless the footage shows
+    // it costs more than 10 % of the tokens by layer, or 15 % of the speed
+    // (runs of the same work differ by about 10 % on two cores).
+    if (!cands[best->candidate].gate.noise_factor) {
+      const auto chosen = *best;
+      std::optional<point> robust;
+      for (const auto& p : points)
+        if (p.meets && cands[p.candidate].gate.noise_factor && p.speedup >= 0.85 * chosen.speedup &&
+            p.layer_share <= 1.1 * chosen.layer_share && (!robust || leaner(p, *robust)))
+          robust = p;
+      if (robust) best = robust;
+    }
   }
   if (!best) {
     std::fprintf(stderr, "error: no setting met the target %g at p%g on this footage, not even tolerance %g\n",

@@ -13,6 +13,14 @@ gate_thresholds default_gate() {
   return g;
 }
 
+gate_thresholds noise_robust_gate() {
+  gate_thresholds g;
+  g.mad = 2.0f;
+  g.mad_cell = 4;
+  g.noise_factor = 3.0f;
+  return g;
+}
+
 namespace {
 
 void read_input(table_reader& r, cache_spec& s) {

@@ -61,4 +61,12 @@ void read_cache_tables(table_reader& root, cache_spec& spec, std::vector<std::st
 /// measured; the hashes mostly add misses on flat, noisy patches.
 [[nodiscard]] gate_thresholds default_gate();
 
+/// The gate a pipeline runs when neither its config nor a profile sets one:
+/// MAD <= 2 on the means of 4x4-pixel cells, and at least 3x what the
+/// camera's own sensor noise gives. On clean footage it costs what the
+/// plain gate does once layer-wise recompute keeps the tokens current
+/// (docs/fidelity.md); on a noisy camera the plain gate recomputes nearly
+/// every patch.
+[[nodiscard]] gate_thresholds noise_robust_gate();
+
 }  // namespace vlcache::graph

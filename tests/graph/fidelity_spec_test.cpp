@@ -55,6 +55,9 @@ TEST(fidelity_spec, no_tuning_keys_runs_the_controller_layer_wise_with_checks) {
   EXPECT_DOUBLE_EQ(s.encoder.options.attention_tolerance, 0.0) << "random presets: the input test alone";
   EXPECT_EQ(s.fidelity.every, 5) << "the controller's sensor";
   EXPECT_TRUE(s.fidelity_control.profile.empty());
+  EXPECT_TRUE(s.cache.gate.noise_factor.has_value()) << "without a profile or [gate]: the noise-robust gate";
+  EXPECT_EQ(s.cache.gate.mad_cell, 4);
+  EXPECT_EQ(s.fidelity_control.answer_audit_every, 20);
 }
 
 TEST(fidelity_spec, a_tolerance_set_by_hand_is_never_moved) {
@@ -63,6 +66,7 @@ TEST(fidelity_spec, a_tolerance_set_by_hand_is_never_moved) {
   EXPECT_FALSE(r.spec.fidelity_control.controller.has_value());
   EXPECT_DOUBLE_EQ(r.spec.encoder.options.layer_tolerance, 0.2);
   EXPECT_EQ(r.spec.fidelity.every, 0) << "no checks unless asked for";
+  EXPECT_TRUE(r.spec.cache.gate.noise_factor.has_value()) << "the gate is [gate], else the profile's, else the noise-robust one";
   auto fixed = parse_pipeline(tiny + "layer_tolerance = 0\n" + cam, "inline");
   ASSERT_TRUE(fixed.ok()) << all(fixed);
   EXPECT_FALSE(fixed.spec.fidelity_control.controller.has_value());
