@@ -177,6 +177,11 @@ nlohmann::json run_one(vision_encoder& enc, const std::vector<stream_frames>& da
     sparse_ms.push_back(sparse_t / s_count);
     per_frame["frame"].push_back(f);
     per_frame["share"].push_back(mean(std::vector<double>(shares.begin() + shares_before, shares.end())));
+    per_frame["layer_share"].push_back(
+        mean(std::vector<double>(layer_shares.begin() + static_cast<std::ptrdiff_t>(shares_before), layer_shares.end())));
+    per_frame["cosine_p1"].push_back(
+        quantile(std::vector<double>(fid.cosines.begin() + static_cast<std::ptrdiff_t>(cos_before), fid.cosines.end()), 0.01));
+    if (ctl) per_frame["layer_tolerance"].push_back(ctl->tolerance(0));
     per_frame["cosine_mean"].push_back(mean(std::vector<double>(fid.cosines.begin() + cos_before, fid.cosines.end())));
     per_frame["full_ms"].push_back(full_t / s_count);
     per_frame["sparse_ms"].push_back(sparse_t / s_count);
@@ -356,10 +361,10 @@ int run_bench_encoder(const bench_encoder_options& o) {
                                  eo.weight_dtype, eo.attention_tolerance);
     gate_cfg = spec->cache.gate;
     if (spec->fidelity_control.controller) loop = control_loop{*spec->fidelity_control.controller, spec->fidelity};
-    std::printf("pipeline defaults: %s; gate mad %g cell %d%s; controller %s\n",
+    std::printf("pipeline defaults: %s; target %g; gate mad %g cell %d%s; controller %s\n",
                 spec->fidelity_control.profile.empty() ? "no profile (the built-in ladder)"
                                                        : ("profile " + spec->fidelity_control.profile).c_str(),
-                gate_cfg.mad.value_or(0), gate_cfg.mad_cell, gate_cfg.noise_factor ? ", noise-robust" : "",
+                spec->fidelity_control.target.cosine, gate_cfg.mad.value_or(0), gate_cfg.mad_cell, gate_cfg.noise_factor ? ", noise-robust" : "",
                 loop ? "on" : "off");
   } else {
     enc = load_encoder_or_report(o.model, o.device, o.dtype, o.threads, o.layer_tolerance, o.store_dtype,

@@ -145,6 +145,9 @@ void resolve_fidelity(pipeline_spec& s, bool every_by_hand, std::vector<std::str
     errors.push_back("[fidelity]." + st.err().message);
     return;
   }
+  // The gate runs in this process whatever runs the encoder: [gate] by hand,
+  // else the profile's (below), else the noise-robust one.
+  if (!s.cache.gate_by_hand && s.cache.grid.patch_size >= 4) s.cache.gate = noise_robust_gate();
   if (!e.remote.empty()) {
     ctl.answer_audit_every = 0;  // audits run the frame in full in the encoder's process
     if (!e.profile.empty())
@@ -177,7 +180,6 @@ void resolve_fidelity(pipeline_spec& s, bool every_by_hand, std::vector<std::str
     if (!e.weight_dtype_by_hand) e.options.weight_dtype = profile->weight_dtype;
     if (!e.store_dtype_by_hand) e.options.store_dtype = profile->store_dtype;
   }
-  if (!profile && !s.cache.gate_by_hand && s.cache.grid.patch_size >= 4) s.cache.gate = noise_robust_gate();
   if (e.tolerance_by_hand) return;
   controller_config c;
   // The profile's target was calibrated for its model (on answers where

@@ -67,6 +67,8 @@ TEST(pipeline_run, four_cameras_every_frame_encoded_in_order) {
     [input]
     image_size = 32
     patch_size = 8
+    [gate]  # the plain gate, as the cache step here runs it
+    mad = 3.0
     [encoder]
     model = "tiny"
     layer_tolerance = 0.0  # the fixed recompute set, as the cache step here runs it
@@ -216,6 +218,8 @@ TEST(pipeline_run, view_memory_gives_the_tokens_of_the_cache_step) {
     [input]
     image_size = 32
     patch_size = 8
+    [gate]  # the plain gate, as the cache step here runs it
+    mad = 3.0
     [views]
     keep = 2
     [encoder]
@@ -267,6 +271,8 @@ TEST(pipeline_run, paced_camera_reads_at_its_rate_and_never_stalls) {
     [input]
     image_size = 32
     patch_size = 8
+    [gate]  # the plain gate, as the cache step here runs it
+    mad = 3.0
     [encoder]
     model = "tiny"
     layer_tolerance = 0.0  # the fixed recompute set, as the cache step here runs it
