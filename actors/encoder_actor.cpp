@@ -32,7 +32,12 @@ void check(encoder_self self, const frame_job& job, const frame_result& r) {
   std::vector<float> each;
   const auto agree = compare_tokens(r.features.data(), f.data(), shape[0], shape[1], &each);
   if (s.controller) {
-    const auto move = s.controller->observe(job.tag.stream, each);
+    // The stream's previous tokens give the naive error (no recompute at all).
+    auto prev = s.last_features.find(job.tag.stream);
+    const float* previous =
+        prev != s.last_features.end() && prev->second.shape() == shape ? prev->second.data() : nullptr;
+    const auto move =
+        s.controller->observe(job.tag.stream, measure_check(r.features.data(), f.data(), previous, shape[0], shape[1]));
     if (move.moved()) {
       const auto rep = s.controller->report(job.tag.stream);
       const auto& ladder = s.controller->config().ladder;
@@ -329,6 +334,7 @@ void flush(encoder_self self) {
       check(self, job, r);
       s.since_check[job.tag.stream] = 0;
     }
+    if (s.controller) s.last_features[job.tag.stream] = r.features;
     auto positions = std::make_shared<const std::vector<int>>(job.plan->positions);
     self->send(s.next, encoded_frame{std::move(job), r.features, std::move(positions), r.computed, r.full, now});
   }

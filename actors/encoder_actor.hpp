@@ -114,6 +114,7 @@ struct encoder_state {
   std::map<stream_id, std::uint64_t> since_check;    ///< frames since each stream's last check
   std::map<stream_id, shadow_counters> shadow;
   std::optional<fidelity_controller> controller;
+  std::map<stream_id, tensor_handle> last_features;  ///< with a controller: each stream's latest tokens
   std::map<stream_id, std::pair<std::uint64_t, std::uint64_t>> per_stream;  ///< frames, tokens computed
   static inline const char* name = "encoder";
 };

@@ -18,8 +18,9 @@ struct tune_options {
   std::vector<std::string> scenes;  ///< rendered scene folders: their frames join the footage
   double target = 0.999;            ///< token cosine at the percentile
   double percentile = 1.0;
+  double max_err_over_naive = 0;    ///< also bound the relative error (0: not)
   int frames = 30;                  ///< per clip
-  int stride = 1;                   ///< every stride-th frame (10 = 1 FPS on vtest)
+  std::vector<int> strides{1, 10};  ///< each clip at these strides (10 = 1 FPS on vtest)
   int threads = 0;
   std::string out;                  ///< the profile (required)
   std::string plot;                 ///< PNG of the front

@@ -10,6 +10,8 @@ status fidelity_target::validate() const {
     return error{errc::invalid_config, "target " + std::to_string(cosine) + ": a token cosine in (0, 1]"};
   if (!(percentile >= 0 && percentile <= 50))
     return error{errc::invalid_config, "percentile " + std::to_string(percentile) + ": a low percentile in [0, 50]"};
+  if (!(max_err_over_naive >= 0 && std::isfinite(max_err_over_naive)))
+    return error{errc::invalid_config, "max_err_over_naive " + std::to_string(max_err_over_naive) + ": >= 0 (0: off)"};
   if (!(answer_agreement >= 0 && answer_agreement <= 1))
     return error{errc::invalid_config, "answer_agreement " + std::to_string(answer_agreement) + ": a share in [0, 1]"};
   return {};
@@ -45,6 +47,33 @@ double low_percentile(std::vector<float> values, double percentile) {
   return values[k];
 }
 
+check_result measure_check(const float* cached, const float* full, const float* previous, std::int64_t tokens,
+                           std::int64_t dim) {
+  check_result r;
+  r.naive2 = previous != nullptr ? 0.0 : -1.0;
+  r.cosines.reserve(static_cast<std::size_t>(tokens));
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    const float* a = cached + t * dim;
+    const float* b = full + t * dim;
+    double dot = 0, na = 0, nb = 0;
+    for (std::int64_t i = 0; i < dim; ++i) {
+      dot += double(a[i]) * b[i];
+      na += double(a[i]) * a[i];
+      nb += double(b[i]) * b[i];
+      const double e = double(a[i]) - b[i];
+      r.err2 += e * e;
+      if (previous != nullptr) {
+        const double n = double(previous[t * dim + i]) - b[i];
+        r.naive2 += n * n;
+      }
+    }
+    r.cosines.push_back(na == 0 && nb == 0 ? 1.0f
+                        : na == 0 || nb == 0 ? 0.0f
+                                             : static_cast<float>(dot / std::sqrt(na * nb)));
+  }
+  return r;
+}
+
 expected<fidelity_controller> fidelity_controller::make(controller_config config) {
   if (auto st = config.validate(); !st) return st.err();
   return fidelity_controller(std::move(config));
@@ -77,27 +106,43 @@ controller_move fidelity_controller::tighten(stream_state& s, int steps) {
   return m;
 }
 
-controller_move fidelity_controller::observe(stream_id stream, const std::vector<float>& token_cosines) {
+double fidelity_controller::severity(const stream_state& s, double* cosine, double* err_over_naive) const {
+  // The checks at this rung judged together: the target is a percentile over
+  // the checked tokens, not each frame's few worst tokens alone.
+  std::vector<float> pooled;
+  double err2 = 0, naive2 = 0;
+  for (const auto& check : s.window) {
+    pooled.insert(pooled.end(), check.cosines.begin(), check.cosines.end());
+    if (check.naive2 >= 0) {
+      err2 += check.err2;
+      naive2 += check.naive2;
+    }
+  }
+  const double c = low_percentile(std::move(pooled), config_.target.percentile);
+  const double en = naive2 > 0 ? std::sqrt(err2 / naive2) : -1.0;
+  if (cosine != nullptr) *cosine = c;
+  if (err_over_naive != nullptr) *err_over_naive = en;
+  double sev = (1.0 - c) / std::max(1e-9, 1.0 - config_.target.cosine);
+  if (config_.target.max_err_over_naive > 0 && en >= 0) sev = std::max(sev, en / config_.target.max_err_over_naive);
+  return sev;
+}
+
+controller_move fidelity_controller::observe(stream_id stream, check_result check) {
   auto& s = state(stream);
   ++s.checks;
-  s.window.push_back(token_cosines);
+  s.window.push_back(std::move(check));
   while (s.window.size() > static_cast<std::size_t>(config_.window)) s.window.pop_front();
-  // The target is a percentile over the checked tokens: judge the checks
-  // made at this rung together, not each frame's few worst tokens alone.
-  std::vector<float> pooled;
-  for (const auto& check : s.window) pooled.insert(pooled.end(), check.begin(), check.end());
-  const double allowed = std::max(1e-9, 1.0 - config_.target.cosine);
-  const double error = 1.0 - low_percentile(std::move(pooled), config_.target.percentile);
+  const double sev = severity(s, nullptr, nullptr);
   controller_move m{s.rung, s.rung};
-  if (error > allowed) {
-    // One check far below is evidence enough (a pan, a burst of noise);
-    // a narrow miss waits for a second check.
-    if (s.window.size() < 2 && error <= 2 * allowed) return m;
-    m = tighten(s, error > 8 * allowed ? 3 : error > 2 * allowed ? 2 : 1);
+  if (sev > 1) {
+    // One check far past the target is evidence enough (a pan, a burst of
+    // noise); a narrow miss waits for a second check.
+    if (s.window.size() < 2 && sev <= 2) return m;
+    m = tighten(s, sev > 8 ? 3 : sev > 2 ? 2 : 1);
     if (m.moved()) s.window.clear();
     return m;
   }
-  if (error > config_.comfort * allowed) return m;  // met, not by enough to try cheaper: hold
+  if (sev > config_.comfort) return m;  // met, not by enough to try cheaper: hold
   if (s.window.size() < static_cast<std::size_t>(config_.patience) || s.rung == 0) return m;
   const int cheaper = s.rung - 1;
   auto closed = s.closed_until.find(cheaper);
@@ -132,9 +177,7 @@ controller_report fidelity_controller::report(stream_id stream) const {
   r.tolerance = config_.ladder[static_cast<std::size_t>(r.rung)];
   if (it == streams_.end()) return r;
   const auto& s = it->second;
-  std::vector<float> all;
-  for (const auto& check : s.window) all.insert(all.end(), check.begin(), check.end());
-  r.measured = low_percentile(std::move(all), config_.target.percentile);
+  (void)severity(s, &r.measured, &r.err_over_naive);
   r.checks = s.checks;
   r.tighter = s.tighter;
   r.looser = s.looser;

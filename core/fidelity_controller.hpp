@@ -37,6 +37,12 @@ namespace vlcache {
 struct fidelity_target {
   double cosine = 0.999;          ///< token cosine against a full recompute ...
   double percentile = 1.0;        ///< ... at this low percentile (in %) of the audited tokens
+  /// And, when > 0, the tokens' error against a full recompute at most this
+  /// share of the naive error (the previous frame's tokens against the
+  /// full recompute: what no recompute at all would give), pooled over the
+  /// checks. A cosine alone reads the same at 10 and at 1 frames a second;
+  /// this bound is relative to how much the frames change.
+  double max_err_over_naive = 0;
   double answer_agreement = 0.99; ///< answers audited against a full recompute that agree
 
   [[nodiscard]] status validate() const;
@@ -62,6 +68,18 @@ struct controller_config {
 /// The `percentile` (in %) of `values` by nearest rank (the lowest for small sets).
 [[nodiscard]] double low_percentile(std::vector<float> values, double percentile);
 
+/// One shadow check as the controller reads it.
+struct check_result {
+  std::vector<float> cosines;  ///< per token, cached against full
+  double err2 = 0;             ///< sum of squares of cached - full
+  double naive2 = -1;          ///< sum of squares of previous frame's tokens - full; < 0: unknown
+};
+
+/// Compares [tokens, dim] row-major cached and full tokens; `previous` (the
+/// stream's tokens of its previous frame, may be null) gives the naive error.
+[[nodiscard]] check_result measure_check(const float* cached, const float* full, const float* previous,
+                                         std::int64_t tokens, std::int64_t dim);
+
 struct controller_move {
   int from = 0, to = 0;  ///< rungs; equal when nothing moved
   [[nodiscard]] bool moved() const noexcept { return from != to; }
@@ -72,6 +90,7 @@ struct controller_report {
   int rung = 0;
   double tolerance = 0;
   double measured = 1.0;  ///< the target's percentile over the checks at the current rung (1 before any)
+  double err_over_naive = -1;  ///< over the same checks; < 0 when unknown
   std::uint64_t checks = 0, tighter = 0, looser = 0;
   std::uint64_t answers_audited = 0, answers_agreed = 0;
   double agreement = 1.0;  ///< over the last `answer_window` audits (1 before any)
@@ -83,8 +102,12 @@ class fidelity_controller {
 
   /// The stream's current tolerance (its rung's; the start rung's when new).
   [[nodiscard]] double tolerance(stream_id stream) const;
-  /// A shadow check of the stream: the cosine of each of its tokens.
-  controller_move observe(stream_id stream, const std::vector<float>& token_cosines);
+  /// A shadow check of the stream.
+  controller_move observe(stream_id stream, check_result check);
+  /// A shadow check known by its token cosines alone.
+  controller_move observe(stream_id stream, const std::vector<float>& token_cosines) {
+    return observe(stream, check_result{token_cosines, 0, -1});
+  }
   /// An answer audit of the stream: whether the cached answer equalled the full one.
   controller_move observe_answer(stream_id stream, bool agreed);
   [[nodiscard]] controller_report report(stream_id stream) const;
@@ -95,7 +118,7 @@ class fidelity_controller {
   struct stream_state {
     int rung = 0;
     std::uint64_t checks = 0, tighter = 0, looser = 0;
-    std::deque<std::vector<float>> window;   // the token cosines of the last checks at this rung
+    std::deque<check_result> window;         // the last checks at this rung
     std::map<int, std::uint64_t> closed_until;  // rung -> check count it opens again at
     std::map<int, int> backoff;                 // rung -> its current backoff
     std::deque<bool> answers;
@@ -105,6 +128,9 @@ class fidelity_controller {
   stream_state& state(stream_id stream);
   controller_move tighten(stream_state& s, int steps);
   [[nodiscard]] double agreement(const stream_state& s) const;
+  /// How far the window is from the target: 1 at the target, above 1 past
+  /// it (the larger of the cosine's and the relative error's shares).
+  [[nodiscard]] double severity(const stream_state& s, double* cosine, double* err_over_naive) const;
 
   controller_config config_;
   std::map<stream_id, stream_state> streams_;

@@ -87,6 +87,7 @@ expected<fidelity_profile> load_fidelity_profile(const std::string& path) {
   p.shape = {need("image_size"), need("patch_size"), need("hidden_size"), need("layers")};
   p.target.cosine = pr.number("target", 1e-6, 1.0).value_or(p.target.cosine);
   p.target.percentile = pr.number("percentile", 0.0, 50.0).value_or(p.target.percentile);
+  p.target.max_err_over_naive = pr.number("max_err_over_naive", 0.0, 100.0).value_or(0.0);
   pr.reject_unknown_keys();
   table_reader g(top.table("gate"), "gate", errors);
   p.gate = gate_thresholds{};
@@ -108,11 +109,13 @@ expected<fidelity_profile> load_fidelity_profile(const std::string& path) {
   const auto share = numbers(lt, "ladder", "layer_share", errors);
   const auto cosine = numbers(lt, "ladder", "cosine", errors);
   const auto speedup = numbers(lt, "ladder", "speedup", errors);
-  for (const char* k : {"layer_share", "cosine", "speedup"}) l.mark_known(k);
+  auto en = numbers(lt, "ladder", "err_over_naive", errors);
+  for (const char* k : {"layer_share", "cosine", "speedup", "err_over_naive"}) l.mark_known(k);
+  if (en.size() != p.ladder.size()) en.assign(p.ladder.size(), -1);
   l.reject_unknown_keys();
   top.reject_unknown_keys();
   if (share.size() == p.ladder.size() && cosine.size() == p.ladder.size() && speedup.size() == p.ladder.size())
-    for (std::size_t i = 0; i < p.ladder.size(); ++i) p.measured.push_back({share[i], cosine[i], speedup[i]});
+    for (std::size_t i = 0; i < p.ladder.size(); ++i) p.measured.push_back({share[i], cosine[i], speedup[i], en[i]});
   controller_config c;
   c.target = p.target;
   c.ladder = p.ladder;
@@ -143,7 +146,8 @@ std::string profile_toml(const fidelity_profile& p) {
      << "made_from = " << quoted(p.made_from) << "\n"
      << "image_size = " << p.shape.image_size << "\npatch_size = " << p.shape.patch_size
      << "\nhidden_size = " << p.shape.hidden_size << "\nlayers = " << p.shape.layers << "\n"
-     << "target = " << p.target.cosine << "\npercentile = " << p.target.percentile << "\n\n[gate]\n";
+     << "target = " << p.target.cosine << "\npercentile = " << p.target.percentile << "\n"
+     << "max_err_over_naive = " << p.target.max_err_over_naive << "\n\n[gate]\n";
   if (p.gate.mad) os << "mad = " << *p.gate.mad << "\n";
   os << "mad_cell = " << p.gate.mad_cell << "\n";
   if (p.gate.noise_factor) os << "noise_factor = " << *p.gate.noise_factor << "\n";
@@ -155,6 +159,7 @@ std::string profile_toml(const fidelity_profile& p) {
     os << "# measured on the footage, per rung\n";
     list("layer_share", [&](std::size_t i) { return p.measured[i].layer_share; });
     list("cosine", [&](std::size_t i) { return p.measured[i].cosine; });
+    list("err_over_naive", [&](std::size_t i) { return p.measured[i].err_over_naive; });
     list("speedup", [&](std::size_t i) { return p.measured[i].speedup; });
   }
   return os.str();

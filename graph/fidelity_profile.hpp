@@ -5,12 +5,12 @@
 ///
 ///   [profile]  model, image_size, patch_size, hidden_size, layers (the shape
 ///              it was measured on: another shape is refused), target,
-///              percentile, made_from (the footage)
+///              percentile, max_err_over_naive, made_from (the footage)
 ///   [gate]     mad, mad_cell, noise_factor: the gate that met the target cheapest
 ///   [encoder]  attention_test, weight_dtype, store_dtype
 ///   [ladder]   tolerances (cheapest first), start (the cheapest rung that
 ///              met the target on the footage), and per rung what was
-///              measured: layer_share, cosine, speedup
+///              measured: layer_share, cosine, err_over_naive, speedup
 ///
 /// A pipeline names one with `[encoder] profile`, or finds
 /// `vlcache-profile.toml` in the model's folder.
@@ -41,6 +41,7 @@ struct rung_measure {
   double layer_share = -1;  ///< tokens recomputed by layer over all
   double cosine = -1;       ///< the target's percentile of token cosines
   double speedup = -1;      ///< against the full forward, same run
+  double err_over_naive = -1;  ///< error against the naive error (the previous frame's tokens)
 };
 
 struct fidelity_profile {

@@ -187,6 +187,7 @@ void resolve_fidelity(pipeline_spec& s, bool every_by_hand, std::vector<std::str
   if (profile && !ctl.target_by_hand) {
     ctl.target.cosine = profile->target.cosine;
     ctl.target.percentile = profile->target.percentile;
+    ctl.target.max_err_over_naive = profile->target.max_err_over_naive;
   }
   c.target = ctl.target;
   if (profile) {
@@ -423,10 +424,14 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   fc.min_cosine = fi.number("min_cosine", 0.0, 1.0).value_or(0.0);
   const bool every_by_hand = fi.integer("shadow_every", 0, 1 << 30).has_value();
   auto& ctl = out.spec.fidelity_control;
+  // Any of the three states the pipeline's own target, which then replaces a profile's whole.
   const auto target = fi.number("target", 1e-6, 1.0);
-  ctl.target_by_hand = target.has_value();
+  const auto percentile = fi.number("percentile", 0.0, 50.0);
+  const auto relative = fi.number("max_err_over_naive", 0.0, 100.0);
+  ctl.target_by_hand = target || percentile || relative;
   ctl.target.cosine = target.value_or(ctl.target.cosine);
-  ctl.target.percentile = fi.number("percentile", 0.0, 50.0).value_or(ctl.target.percentile);
+  ctl.target.percentile = percentile.value_or(ctl.target.percentile);
+  ctl.target.max_err_over_naive = relative.value_or(ctl.target.max_err_over_naive);
   ctl.control = fi.boolean("control").value_or(ctl.control);
   ctl.target.answer_agreement = fi.number("answer_agreement", 0.0, 1.0).value_or(ctl.target.answer_agreement);
   ctl.answer_audit_every =

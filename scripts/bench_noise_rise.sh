@@ -12,15 +12,16 @@ mkdir -p "$out"
 clip="$out/noise_rise.avi"
 [ -s "$clip" ] || ffmpeg -v error -y -i "$video" -frames:v 400 \
   -vf "noise=alls=8:allf=t:enable='gte(n,200)'" -c:v ffv1 -pix_fmt yuv420p "$clip"
+name="$(basename "$model")"
 "$vlcache" bench encoder --model "$model" --video "$clip" --frames 400 --streams 1 --defaults \
-  --json "$out/$model.json" > "$out/$model.txt" 2>&1 || { cat "$out/$model.txt"; exit 1; }
-grep -E '^pipeline defaults|^1 |controller:' "$out/$model.txt"
-/usr/bin/python3 - "$out/$model.json" <<'PY'
+  --json "$out/$name.json" > "$out/$name.txt" 2>&1 || { cat "$out/$name.txt"; exit 1; }
+grep -E '^pipeline defaults|^1 |controller:' "$out/$name.txt"
+/usr/bin/python3 - "$out/$name.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 run = j["runs"][0]
 pf = run["per_frame"]
-frames, share, p1 = pf["frame"], pf["layer_share"], pf["cosine_p1"]
+frames, share, p1, gate = pf["frame"], pf["layer_share"], pf["cosine_p1"], pf["share"]
 tol = pf.get("layer_tolerance", [])
 change, fps = 200, 10.0
 clean = [s for f, s in zip(frames, share) if 100 <= f < change]
@@ -34,6 +35,11 @@ for line in open(sys.argv[1].replace(".json", ".txt")):
         target = float(line.split("target ")[1].split()[0].rstrip(";"))
 after = [(f, c) for f, c in zip(frames, p1) if f >= change]
 back = next((f for i, (f, c) in enumerate(after) if all(c2 >= target for _, c2 in after[i:i + 30])), None)
+def mean_over(xs, lo, hi):
+    v = [x for f, x in zip(frames, xs) if lo <= f < hi]
+    return sum(v) / len(v)
+g_clean, g_noisy = mean_over(gate, 100, change), mean_over(gate, change + 50, 10**9)
+print(f"gate misses: clean {100 * g_clean:.1f} %, noisy {100 * g_noisy:.1f} % ({g_noisy / g_clean:.2f}x)")
 print(f"by layer: clean {100 * clean_share:.1f} %, noisy {100 * noisy_share:.1f} % ({noisy_share / clean_share:.2f}x)")
 if back is None:
     print(f"cosine p1 never stays at the target {target} after the change")
