@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <map>
 #include <optional>
 #include <tuple>
 #include <nlohmann/json.hpp>
@@ -117,9 +118,33 @@ status plot_front(const std::string& path, const std::string& model, const std::
   c.x_label = "layer tolerance (cheaper to the right)";
   connectors::chart_panel speed{"speedup over full recompute (x)", {}, true};
   connectors::chart_panel fid{"token cosine at the target's percentile", {}, false};
+  // One series per gate: its fastest mode that met the target (else its
+  // first), so the legend stays readable.
+  std::map<std::string, std::size_t> shown;
+  for (const auto& p : points) {
+    const auto& gate = cands[p.candidate].gate_name;
+    auto it = shown.find(gate);
+    if (it == shown.end()) {
+      shown[gate] = p.candidate;
+      continue;
+    }
+    const auto best_of = [&](std::size_t k) {
+      double b = -1;
+      for (const auto& q : points)
+        if (q.candidate == k && q.meets) b = std::max(b, q.speedup);
+      return b;
+    };
+    if (best_of(p.candidate) > best_of(it->second)) it->second = p.candidate;
+  }
   double lo = 1e9, hi = 0;
-  for (std::size_t k = 0; k < cands.size(); ++k) {
-    connectors::chart_series s{cands[k].gate_name + ", " + cands[k].mode(), colours[k % colours.size()], {}, {}, true};
+  std::size_t colour = 0;
+  for (const auto& [gate, k] : shown) {
+    char mad[32];
+    std::snprintf(mad, sizeof mad, "mad %g", static_cast<double>(cands[k].gate.mad.value_or(0)));
+    const std::string label = std::string(cands[k].gate.noise_factor ? "noise-robust " : "plain ") + mad + ", " +
+                              (cands[k].attention ? "attention test" : "input test") + ", weights " +
+                              cands[k].weight_dtype;
+    connectors::chart_series s{label, colours[colour++ % colours.size()], {}, {}, true};
     connectors::chart_series f = s;
     for (const auto& p : points) {
       if (p.candidate != k) continue;
