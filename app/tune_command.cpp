@@ -116,8 +116,8 @@ status plot_front(const std::string& path, const std::string& model, const std::
   connectors::chart_spec c;
   c.title = "vlcache tune: " + model + ", speed and fidelity along the ladder (x: layer tolerance)";
   c.x_label = "layer tolerance (cheaper to the right)";
-  connectors::chart_panel speed{"speedup over full recompute (x)", {}, true};
-  connectors::chart_panel fid{"token cosine at the target's percentile", {}, false};
+  connectors::chart_panel speed{"speedup (x)", {}, true};
+  connectors::chart_panel fid{"cosine at the percentile", {}, false};
   // One series per gate: its fastest mode that met the target (else its
   // first), so the legend stays readable.
   std::map<std::string, std::size_t> shown;
@@ -141,9 +141,8 @@ status plot_front(const std::string& path, const std::string& model, const std::
   for (const auto& [gate, k] : shown) {
     char mad[32];
     std::snprintf(mad, sizeof mad, "mad %g", static_cast<double>(cands[k].gate.mad.value_or(0)));
-    const std::string label = std::string(cands[k].gate.noise_factor ? "noise-robust " : "plain ") + mad + ", " +
-                              (cands[k].attention ? "attention test" : "input test") + ", weights " +
-                              cands[k].weight_dtype;
+    const std::string label = std::string(cands[k].gate.noise_factor ? "robust " : "") + mad + " " +
+                              (cands[k].attention ? "attn" : "input") + " " + cands[k].weight_dtype;
     connectors::chart_series s{label, colours[colour++ % colours.size()], {}, {}, true};
     connectors::chart_series f = s;
     for (const auto& p : points) {

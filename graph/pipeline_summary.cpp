@@ -10,13 +10,16 @@ namespace {
 
 nlohmann::json fidelity_json(const actors::encoder_counters& enc, stream_id stream) {
   auto it = enc.shadow.find(stream);
-  if (it == enc.shadow.end()) return {{"checks", 0}};
-  const auto& c = it->second;
-  nlohmann::json j{{"checks", c.checks}, {"cosine_mean", c.cosine_mean()}, {"cosine_min", c.cosine_min},
-                   {"refreshes", c.refreshes}};
+  nlohmann::json j{{"checks", 0}};
+  if (it != enc.shadow.end()) {
+    const auto& c = it->second;
+    j = {{"checks", c.checks}, {"cosine_mean", c.cosine_mean()}, {"cosine_min", c.cosine_min},
+         {"refreshes", c.refreshes}};
+  }
   if (auto k = enc.control.find(stream); k != enc.control.end()) {
     const auto& r = k->second;
     j["control"] = {{"rung", r.rung},           {"layer_tolerance", r.tolerance}, {"cosine_low", r.measured},
+                    {"err_over_naive", r.err_over_naive},
                     {"tighter", r.tighter},     {"looser", r.looser},             {"answers_audited", r.answers_audited},
                     {"answers_agreed", r.answers_agreed}, {"answer_agreement", r.agreement}};
   }
@@ -168,14 +171,18 @@ nlohmann::json summarize(run_facts f) {
                 "%.5f, worst token %.4f, %llu refreshes\n",
                 static_cast<unsigned long long>(checks), enc.shadow_seconds, 100 * check_share,
                 checks ? sum / checks : 1.0, worst, static_cast<unsigned long long>(refreshes));
+  }
+  {
     for (const auto& c : finished) {
       auto k = enc.control.find(c.stream);
       if (k == enc.control.end()) continue;
       const auto& r = k->second;
-      std::printf("  %-12s held at layer tolerance %g: token cosine at the target's percentile %.5f over the last "
-                  "checks, %llu checks, moved %llu safer and %llu cheaper",
-                  c.name.c_str(), r.tolerance, r.measured, static_cast<unsigned long long>(r.checks),
-                  static_cast<unsigned long long>(r.tighter), static_cast<unsigned long long>(r.looser));
+      std::printf("  %-12s held at layer tolerance %g: token cosine at the target's percentile %.5f",
+                  c.name.c_str(), r.tolerance, r.measured);
+      if (r.err_over_naive >= 0) std::printf(", err/naive %.3f", r.err_over_naive);
+      std::printf(" over the checks at this rung; %llu checks, moved %llu safer and %llu cheaper",
+                  static_cast<unsigned long long>(r.checks), static_cast<unsigned long long>(r.tighter),
+                  static_cast<unsigned long long>(r.looser));
       if (r.answers_audited > 0)
         std::printf(", answers audited %llu, agreeing %llu", static_cast<unsigned long long>(r.answers_audited),
                     static_cast<unsigned long long>(r.answers_agreed));
