@@ -21,6 +21,13 @@
 #include "core/fidelity_controller.hpp"
 #include "core/shadow_check.hpp"
 #include "core/statistics.hpp"
+#include "connectors/image_file.hpp"
+#include "connectors/scene_video.hpp"
+#include "core/answerer.hpp"
+#include "core/clip_config.hpp"
+#include "core/patch_signatures.hpp"
+#include "core/preprocess.hpp"
+#include "core/scene_questions.hpp"
 #include "graph/cache_spec.hpp"
 #include "graph/fidelity_profile.hpp"
 
@@ -109,6 +116,53 @@ point evaluate(vision_encoder& enc, vision_encoder& reference, const candidate& 
   return p;
 }
 
+/// Answers asked about the scenes both ways at one setting: the frames
+/// through the cache step (the candidate's gate, its encoder at
+/// `tolerance`), every 10th frame's questions answered from its cached
+/// tokens (K/V reused between a stream's answers) and from the full
+/// forward (no reuse). Returns (asked, agreed).
+std::pair<int, int> answer_agreement(vision_encoder& enc, vision_encoder& reference, const candidate& cand,
+                                     double tolerance, const std::vector<connectors::scene_truth>& scenes, int frames,
+                                     answerer& full_llm, answerer& cached_llm) {
+  const auto& cfg = enc.config();
+  const auto grid = *patch_grid::make(cfg.image_size, cfg.patch_size);
+  const auto engine = *signature_engine::make(grid, cand.gate.noise_factor.has_value());
+  auto step = cache_step::make(grid, cand.gate, drift_config{});
+  if (!step) throw std::runtime_error(step.err().message);
+  int asked = 0, agreed = 0;
+  for (std::size_t si = 0; si < scenes.size(); ++si) {
+    const auto& sc = scenes[si];
+    const auto stream = static_cast<stream_id>(si);
+    const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(frames), sc.questions.size());
+    for (std::size_t fi = 0; fi < count; ++fi) {
+      char name[48];
+      std::snprintf(name, sizeof name, "/frames/%06zu.png", fi);
+      auto img = connectors::read_image(sc.folder + name);
+      if (!img) throw std::runtime_error(img.err().message);
+      auto pre = preprocess(img->view(), preprocess_config::clip(cfg.image_size));
+      if (!pre) throw std::runtime_error(sc.folder + name + ": " + pre.err().message);
+      auto sigs = engine.compute(pre->rgb_view());
+      if (!sigs) throw std::runtime_error(sigs.err().message);
+      auto sparse = step->run(enc, {{stream, fi, &*sigs, pre->pixels.data(), tolerance}});
+      if (!sparse) throw std::runtime_error(sparse.err().message);
+      if (fi % 10 != 0) continue;
+      auto full = reference.encode_full({pre->pixels.data()});
+      if (!full) throw std::runtime_error(full.err().message);
+      for (const auto& q : pick_questions(sc.questions[fi], fi)) {
+        auto a = full_llm.ask(stream, (*full)[0].features, q.question);
+        auto b = cached_llm.ask(stream, (*sparse)[0].features, q.question);
+        if (!a || !b) throw std::runtime_error((!a ? a.err() : b.err()).message);
+        ++asked;
+        agreed += a->ids == b->ids;
+      }
+    }
+    step->end_stream(stream, enc);
+    full_llm.end_stream(stream);
+    cached_llm.end_stream(stream);
+  }
+  return {asked, agreed};
+}
+
 status plot_front(const std::string& path, const std::string& model, const std::vector<candidate>& cands,
                   const std::vector<point>& points, double target) {
   const std::array<std::array<int, 3>, 8> colours{{{200, 50, 50}, {40, 90, 200}, {30, 150, 60}, {150, 80, 180},
@@ -181,6 +235,11 @@ void add_tune_command(CLI::App& app, tune_options& o) {
                 "tokens against the full recompute; 0: not held)")
       ->default_val(0.0)
       ->check(CLI::NonNegativeNumber);
+  c->add_option("--answer-agreement", o.answer_agreement,
+                "With --scene and a model that answers: the share of answers that must agree with a full "
+                "recompute at the chosen rung (else the start moves safer)")
+      ->default_val(o.answer_agreement)
+      ->check(CLI::Range(0.0, 1.0));
   c->add_option("--frames", o.frames, "Frames per clip")->default_val(o.frames)->check(CLI::Range(2, 100000));
   c->add_option("--strides", o.strides,
                 "Run each clip at these strides (1: every frame; 10: 1 FPS of a 10 FPS video): a camera's rate "
@@ -321,11 +380,72 @@ int run_tune(const tune_options& o) {
                  o.target, o.percentile, o.max_err_over_naive > 0 ? ", err/naive bounded" : "", ladder.back());
     return 1;
   }
+  // With scenes whose questions have answers, and a model that answers:
+  // the answers at the chosen rung must agree with a full recompute, or the
+  // start moves safer until they do.
+  std::string answers_note;
+  if (!o.scenes.empty() && !is_preset_name(o.model)) {
+    std::vector<connectors::scene_truth> scenes;
+    for (const auto& folder : o.scenes) {
+      auto sc = connectors::read_scene(folder);
+      if (!sc) {
+        std::fprintf(stderr, "error: %s\n", sc.err().message.c_str());
+        return 2;
+      }
+      scenes.push_back(std::move(*sc));
+    }
+    llm_options lo;
+    lo.threads = o.threads;
+    answer_options full_opts, cached_opts;  // a pipeline's defaults, greedy
+    full_opts.reuse.enabled = false;
+    full_opts.sampling.max_new_tokens = cached_opts.sampling.max_new_tokens = 4;
+    auto full_llm = answerer::load(o.model, "", lo, full_opts);
+    auto cached_llm = answerer::load(o.model, "", lo, cached_opts);
+    if (!full_llm || !cached_llm) {
+      std::fprintf(stderr, "tune: no answers measured: %s\n", (!full_llm ? full_llm.err() : cached_llm.err()).message.c_str());
+    } else {
+      const auto& cand = cands[best->candidate];
+      auto enc = load_encoder_or_report(o.model, "cpu", "f32", o.threads, ladder.front(), cand.store_dtype,
+                                        cand.weight_dtype, cand.attention ? -1.0 : 0.0);
+      if (!enc) return 2;
+      for (;;) {
+        std::pair<int, int> r;
+        try {
+          r = answer_agreement(*enc, *reference, cand, ladder[static_cast<std::size_t>(best->rung)], scenes, o.frames,
+                               **full_llm, **cached_llm);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "error: %s\n", e.what());
+          return 2;
+        }
+        const double agreement = r.first ? static_cast<double>(r.second) / r.first : 1.0;
+        char line[160];
+        std::snprintf(line, sizeof line, "%d of %d answers agree with a full recompute (%.1f %%) at tolerance %g",
+                      r.second, r.first, 100 * agreement, ladder[static_cast<std::size_t>(best->rung)]);
+        std::printf("answers: %s\n", line);
+        answers_note = line;
+        if (agreement >= o.answer_agreement || best->rung + 1 >= static_cast<int>(ladder.size())) break;
+        // Safer by one rung: its token figures, measured now for the record.
+        point next;
+        try {
+          next = evaluate(*enc, *reference, cand, clips, ladder[static_cast<std::size_t>(best->rung) + 1], o.percentile);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "error: %s\n", e.what());
+          return 2;
+        }
+        next.candidate = best->candidate;
+        next.rung = best->rung + 1;
+        next.meets = true;
+        points.push_back(next);
+        best = next;
+      }
+    }
+  }
   const auto& won = cands[best->candidate];
   graph::fidelity_profile prof;
+  prof.answers = answers_note;
   prof.model = o.model;
   for (const auto& c : clips) prof.made_from += (prof.made_from.empty() ? "" : ", ") + c.name;
-  prof.made_from += ": " + std::to_string(o.frames) + " frames each";
+  prof.made_from += ": up to " + std::to_string(o.frames) + " frames each";
   prof.shape = *shape;
   prof.target.cosine = o.target;
   prof.target.percentile = o.percentile;

@@ -19,6 +19,7 @@ struct tune_options {
   double target = 0.999;            ///< token cosine at the percentile
   double percentile = 1.0;
   double max_err_over_naive = 0;    ///< also bound the relative error (0: not)
+  double answer_agreement = 0.99;   ///< with scenes: answers at the start rung that must agree
   int frames = 30;                  ///< per clip
   std::vector<int> strides{1, 10};  ///< each clip at these strides (10 = 1 FPS on vtest)
   int threads = 0;

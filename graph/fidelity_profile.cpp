@@ -79,6 +79,7 @@ expected<fidelity_profile> load_fidelity_profile(const std::string& path) {
   table_reader pr(top.table("profile"), "profile", errors);
   p.model = pr.string("model").value_or("");
   p.made_from = pr.string("made_from").value_or("");
+  p.answers = pr.string("answers").value_or("");
   auto need = [&](const char* key) {
     auto v = pr.integer(key, 1, 1 << 20);
     if (!v) pr.fail(key, "missing: the model shape the profile was measured on");
@@ -144,6 +145,7 @@ std::string profile_toml(const fidelity_profile& p) {
      << "[profile]\n"
      << "model = " << quoted(p.model) << "\n"
      << "made_from = " << quoted(p.made_from) << "\n"
+     << (p.answers.empty() ? "" : "answers = " + quoted(p.answers) + "\n")
      << "image_size = " << p.shape.image_size << "\npatch_size = " << p.shape.patch_size
      << "\nhidden_size = " << p.shape.hidden_size << "\nlayers = " << p.shape.layers << "\n"
      << "target = " << p.target.cosine << "\npercentile = " << p.target.percentile << "\n"

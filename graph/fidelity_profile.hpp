@@ -47,6 +47,7 @@ struct rung_measure {
 struct fidelity_profile {
   std::string model;      ///< what it was measured on (informational)
   std::string made_from;  ///< the footage
+  std::string answers;    ///< what answers said at the start rung, when tune had scenes (informational)
   model_shape shape;
   fidelity_target target;
   gate_thresholds gate;
