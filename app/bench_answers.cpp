@@ -223,15 +223,12 @@ void add_bench_answers_command(CLI::App& bench, bench_answers_options& o) {
 }
 
 int run_bench_answers(const bench_answers_options& o) {
-  std::vector<connectors::scene_truth> scenes;
-  for (const auto& folder : o.scenes) {
-    auto s = connectors::read_scene(folder);
-    if (!s) {
-      std::fprintf(stderr, "error: %s\n", s.err().message.c_str());
-      return 2;
-    }
-    scenes.push_back(std::move(*s));
+  auto read = connectors::read_scenes(o.scenes);
+  if (!read) {
+    std::fprintf(stderr, "error: %s\n", read.err().message.c_str());
+    return 2;
   }
+  const auto& scenes = *read;
   if (o.every < 1) {
     std::fprintf(stderr, "error: --every must be at least 1\n");
     return 2;

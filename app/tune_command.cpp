@@ -258,6 +258,12 @@ int run_tune(const tune_options& o) {
     std::fprintf(stderr, "error: tune needs footage: --video FILE or --scene FOLDER\n");
     return 2;
   }
+  // Scenes are read first: a folder that is not a scene is named before any work.
+  auto scenes = connectors::read_scenes(o.scenes);
+  if (!scenes) {
+    std::fprintf(stderr, "error: %s\n", scenes.err().message.c_str());
+    return 2;
+  }
   auto shape = graph::shape_of_model(o.model);
   if (!shape) {
     std::fprintf(stderr, "error: %s\n", shape.err().message.c_str());
@@ -385,15 +391,6 @@ int run_tune(const tune_options& o) {
   // start moves safer until they do.
   std::string answers_note;
   if (!o.scenes.empty() && !is_preset_name(o.model)) {
-    std::vector<connectors::scene_truth> scenes;
-    for (const auto& folder : o.scenes) {
-      auto sc = connectors::read_scene(folder);
-      if (!sc) {
-        std::fprintf(stderr, "error: %s\n", sc.err().message.c_str());
-        return 2;
-      }
-      scenes.push_back(std::move(*sc));
-    }
     llm_options lo;
     lo.threads = o.threads;
     answer_options full_opts, cached_opts;  // a pipeline's defaults, greedy
@@ -411,7 +408,7 @@ int run_tune(const tune_options& o) {
       for (;;) {
         std::pair<int, int> r;
         try {
-          r = answer_agreement(*enc, *reference, cand, ladder[static_cast<std::size_t>(best->rung)], scenes, o.frames,
+          r = answer_agreement(*enc, *reference, cand, ladder[static_cast<std::size_t>(best->rung)], *scenes, o.frames,
                                **full_llm, **cached_llm);
         } catch (const std::exception& e) {
           std::fprintf(stderr, "error: %s\n", e.what());

@@ -97,6 +97,16 @@ bool is_scene_folder(const std::string& folder) {
          std::filesystem::is_directory(std::filesystem::path(folder) / "frames", ec);
 }
 
+expected<std::vector<scene_truth>> read_scenes(const std::vector<std::string>& folders) {
+  std::vector<scene_truth> scenes;
+  for (const auto& folder : folders) {
+    auto s = read_scene(folder);
+    if (!s) return s.err();
+    scenes.push_back(std::move(*s));
+  }
+  return scenes;
+}
+
 expected<scene_truth> read_scene(const std::string& folder) {
   const auto path = folder + "/truth.jsonl";
   std::ifstream f(path);

@@ -46,5 +46,7 @@ struct scene_truth {
 
 /// Errors name the file and line that is not a truth line.
 [[nodiscard]] expected<scene_truth> read_scene(const std::string& folder);
+/// Several scene folders; the first that cannot be read is the error.
+[[nodiscard]] expected<std::vector<scene_truth>> read_scenes(const std::vector<std::string>& folders);
 
 }  // namespace vlcache::connectors
