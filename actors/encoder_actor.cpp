@@ -19,6 +19,34 @@ namespace {
 // anon_send (messages to one receiver stay in the order sent).
 using encoder_self = encoder_actor::stateful_pointer<encoder_state>;
 
+/// Counts a comparison of a stream's cached tokens with its full forward
+/// (a shadow check, or an answer audit's forward) and feeds the fidelity
+/// controller. `previous`: the stream's tokens of its previous frame, for
+/// the naive error (null when unknown).
+token_agreement record_check(encoder_self self, stream_id stream, const tensor_handle& cached,
+                             const tensor_handle& full, const float* previous) {
+  auto& s = self->state;
+  const auto shape = full.shape();
+  auto measured = measure_check(cached.data(), full.data(), previous, shape[0], shape[1]);
+  const auto agree = measured.agreement();
+  auto& c = s.shadow[stream];
+  ++c.checks;
+  c.cosine_mean_sum += agree.cosine_mean;
+  c.cosine_min = std::min(c.cosine_min, agree.cosine_min);
+  c.last_mean = agree.cosine_mean;
+  if (!s.controller) return agree;
+  const auto move = s.controller->observe(stream, std::move(measured));
+  if (move.moved()) {
+    const auto rep = s.controller->report(stream);
+    const auto& ladder = s.controller->config().ladder;
+    caf::aout(self) << "encoder: stream " << stream << " layer tolerance " << ladder[static_cast<std::size_t>(move.from)]
+                    << " -> " << ladder[static_cast<std::size_t>(move.to)] << " (target cosine "
+                    << s.controller->config().target.cosine << " at p" << s.controller->config().target.percentile
+                    << "; " << rep.checks << " checks)\n";
+  }
+  return agree;
+}
+
 /// A shadow check: the full forward of the frame against its cached tokens;
 /// below the floor, the stream's source is told to recompute everything.
 void check(encoder_self self, const frame_job& job, const frame_result& r) {
@@ -28,33 +56,13 @@ void check(encoder_self self, const frame_job& job, const frame_result& r) {
   s.shadow_seconds += seconds_since(started);
   if (!full) return;
   const auto& f = (*full)[0].features;
-  const auto shape = f.shape();
-  std::vector<float> each;
-  const auto agree = compare_tokens(r.features.data(), f.data(), shape[0], shape[1], &each);
-  if (s.controller) {
-    // The stream's previous tokens give the naive error (no recompute at all).
-    auto prev = s.last_features.find(job.tag.stream);
-    const float* previous =
-        prev != s.last_features.end() && prev->second.shape() == shape ? prev->second.data() : nullptr;
-    const auto move =
-        s.controller->observe(job.tag.stream, measure_check(r.features.data(), f.data(), previous, shape[0], shape[1]));
-    if (move.moved()) {
-      const auto rep = s.controller->report(job.tag.stream);
-      const auto& ladder = s.controller->config().ladder;
-      caf::aout(self) << "encoder: stream " << job.tag.stream << " layer tolerance "
-                      << ladder[static_cast<std::size_t>(move.from)] << " -> " << ladder[static_cast<std::size_t>(move.to)]
-                      << " (cosine p" << s.controller->config().target.percentile << " "
-                      << low_percentile(each, s.controller->config().target.percentile) << ", target "
-                      << s.controller->config().target.cosine << "; " << rep.checks << " checks)\n";
-    }
-  }
-  auto& c = s.shadow[job.tag.stream];
-  ++c.checks;
-  c.cosine_mean_sum += agree.cosine_mean;
-  c.cosine_min = std::min(c.cosine_min, agree.cosine_min);
-  c.last_mean = agree.cosine_mean;
+  // The stream's previous tokens give the naive error (no recompute at all).
+  auto prev = s.last_features.find(job.tag.stream);
+  const float* previous =
+      prev != s.last_features.end() && prev->second.shape() == f.shape() ? prev->second.data() : nullptr;
+  const auto agree = record_check(self, job.tag.stream, r.features, f, previous);
   if (agree.cosine_mean < s.settings.shadow.min_cosine) {
-    ++c.refreshes;
+    ++s.shadow[job.tag.stream].refreshes;
     self->send(job.source, refresh_atom::value, job.tag.seq);
   }
 }
@@ -467,18 +475,9 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
         auto full = s.encoder->encode_full({req.image->pixels.data()});
         if (!full) return to_caf_error(full.err());
         const auto& f = (*full)[0].features;
-        if (!req.cached.empty() && req.cached.shape() == f.shape()) {
-          // The forward doubles as a check of the tokens the answer used.
-          std::vector<float> each;
-          const auto shape = f.shape();
-          const auto agree = compare_tokens(req.cached.data(), f.data(), shape[0], shape[1], &each);
-          auto& c = s.shadow[req.stream];
-          ++c.checks;
-          c.cosine_mean_sum += agree.cosine_mean;
-          c.cosine_min = std::min(c.cosine_min, agree.cosine_min);
-          c.last_mean = agree.cosine_mean;
-          if (s.controller) (void)s.controller->observe(req.stream, each);
-        }
+        // The forward doubles as a check of the tokens the answer used.
+        if (!req.cached.empty() && req.cached.shape() == f.shape())
+          (void)record_check(self, req.stream, req.cached, f, nullptr);
         s.audit_seconds += seconds_since(started);
         ++s.audit_forwards;
         return full_reply{f};

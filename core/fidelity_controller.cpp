@@ -47,33 +47,6 @@ double low_percentile(std::vector<float> values, double percentile) {
   return values[k];
 }
 
-check_result measure_check(const float* cached, const float* full, const float* previous, std::int64_t tokens,
-                           std::int64_t dim) {
-  check_result r;
-  r.naive2 = previous != nullptr ? 0.0 : -1.0;
-  r.cosines.reserve(static_cast<std::size_t>(tokens));
-  for (std::int64_t t = 0; t < tokens; ++t) {
-    const float* a = cached + t * dim;
-    const float* b = full + t * dim;
-    double dot = 0, na = 0, nb = 0;
-    for (std::int64_t i = 0; i < dim; ++i) {
-      dot += double(a[i]) * b[i];
-      na += double(a[i]) * a[i];
-      nb += double(b[i]) * b[i];
-      const double e = double(a[i]) - b[i];
-      r.err2 += e * e;
-      if (previous != nullptr) {
-        const double n = double(previous[t * dim + i]) - b[i];
-        r.naive2 += n * n;
-      }
-    }
-    r.cosines.push_back(na == 0 && nb == 0 ? 1.0f
-                        : na == 0 || nb == 0 ? 0.0f
-                                             : static_cast<float>(dot / std::sqrt(na * nb)));
-  }
-  return r;
-}
-
 expected<fidelity_controller> fidelity_controller::make(controller_config config) {
   if (auto st = config.validate(); !st) return st.err();
   return fidelity_controller(std::move(config));

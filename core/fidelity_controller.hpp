@@ -31,6 +31,7 @@
 
 #include "core/cache_stats.hpp"
 #include "core/error.hpp"
+#include "core/shadow_check.hpp"
 
 namespace vlcache {
 
@@ -67,18 +68,6 @@ struct controller_config {
 
 /// The `percentile` (in %) of `values` by nearest rank (the lowest for small sets).
 [[nodiscard]] double low_percentile(std::vector<float> values, double percentile);
-
-/// One shadow check as the controller reads it.
-struct check_result {
-  std::vector<float> cosines;  ///< per token, cached against full
-  double err2 = 0;             ///< sum of squares of cached - full
-  double naive2 = -1;          ///< sum of squares of previous frame's tokens - full; < 0: unknown
-};
-
-/// Compares [tokens, dim] row-major cached and full tokens; `previous` (the
-/// stream's tokens of its previous frame, may be null) gives the naive error.
-[[nodiscard]] check_result measure_check(const float* cached, const float* full, const float* previous,
-                                         std::int64_t tokens, std::int64_t dim);
 
 struct controller_move {
   int from = 0, to = 0;  ///< rungs; equal when nothing moved

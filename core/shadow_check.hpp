@@ -36,9 +36,21 @@ struct token_agreement {
 /// Cosine of two vectors of `dim` floats (1 when both are zero, 0 when one is).
 [[nodiscard]] double token_cosine(const float* a, const float* b, std::int64_t dim) noexcept;
 
-/// `cached` and `full` are [tokens, dim] row-major; with `each`, every
-/// token's cosine too (the fidelity controller's sensor).
+/// `cached` and `full` are [tokens, dim] row-major.
 [[nodiscard]] token_agreement compare_tokens(const float* cached, const float* full, std::int64_t tokens,
-                                             std::int64_t dim, std::vector<float>* each = nullptr);
+                                             std::int64_t dim) noexcept;
+
+/// One check as the fidelity controller reads it (core/fidelity_controller).
+struct check_result {
+  std::vector<float> cosines;  ///< per token, cached against full
+  double err2 = 0;             ///< sum of squares of cached - full
+  double naive2 = -1;          ///< sum of squares of the previous frame's tokens - full; < 0: unknown
+  [[nodiscard]] token_agreement agreement() const noexcept;
+};
+
+/// Compares [tokens, dim] row-major cached and full tokens; `previous` (the
+/// stream's tokens of its previous frame, may be null) gives the naive error.
+[[nodiscard]] check_result measure_check(const float* cached, const float* full, const float* previous,
+                                         std::int64_t tokens, std::int64_t dim);
 
 }  // namespace vlcache
