@@ -90,6 +90,7 @@ void read_cache_tables(table_reader& top, cache_spec& spec, std::vector<std::str
   table_reader g(gate, "gate", errors);
   read_gate(g, spec, gate != nullptr);
   spec.gate_by_hand = gate != nullptr;
+  spec.input_by_hand = input != nullptr;
   g.reject_unknown_keys();
   table_reader ix(index, "index", errors);
   read_index(ix, spec, index != nullptr);

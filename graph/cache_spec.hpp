@@ -32,6 +32,7 @@ struct cache_spec {
   patch_grid grid;
   gate_thresholds gate;
   bool gate_by_hand = false;  ///< the spec has a [gate] table: no profile replaces it
+  bool input_by_hand = false; ///< the spec has an [input] table: the model's own size is not taken
   std::optional<store_budget_config> index;  ///< set when the spec has an [index] table
   std::optional<view_memory_config> views;   ///< set when the spec has a [views] table
 };

@@ -2,6 +2,8 @@
 #include "core/elapsed.hpp"
 
 #include <algorithm>
+
+#include "connectors/video_reader.hpp"
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -572,8 +574,25 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     }
     view->stop();
   }
+  // A file camera that could not be opened, or a camera whose every frame
+  // failed, fails the run (the others ran to their end). A network camera
+  // that never answered is retried as configured and is not an error here.
+  int failed_cameras = 0;
+  for (const auto& c : outcome.finished) {
+    const auto cam = std::find_if(spec.cameras.begin(), spec.cameras.end(),
+                                  [&](const camera_spec& k) { return k.name == c.name; });
+    const bool network = cam != spec.cameras.end() && connectors::is_network_source(cam->source);
+    if (c.read == 0 && !c.error.empty() && !network) {
+      std::fprintf(stderr, "error: camera '%s' could not be read: %s\n", c.name.c_str(), c.error.c_str());
+      ++failed_cameras;
+    } else if (c.read > 0 && c.encoded == 0 && c.failed > 0) {
+      std::fprintf(stderr, "error: camera '%s': all %llu frames it read failed (the lines above say why)\n",
+                   c.name.c_str(), static_cast<unsigned long long>(c.read));
+      ++failed_cameras;
+    }
+  }
   const bool clean = summary["accounted"].get<bool>() && summary["out_of_order"].get<std::uint64_t>() == 0 &&
-                     outcome.failed_stage.empty();
+                     outcome.failed_stage.empty() && failed_cameras == 0;
   const int code = clean ? 0 : 1;
   // Everything is counted and written: stopping the actors may not hang the process.
   watchdog.arm("stopping the actors", std::chrono::seconds(20), signals, code);

@@ -134,6 +134,19 @@ void read_llm(table_reader& r, llm_spec& l) {
   l.options.threads = static_cast<int>(r.integer("threads", 0, 1024).value_or(0));
 }
 
+/// Without an [input] table the encoder's input is the model's own: the
+/// image and patch size of its config.json (or preset), CLIP's processing.
+/// A remote encoder's grid is checked when the pipeline reaches the node.
+void take_input_from_model(pipeline_spec& s) {
+  if (s.cache.input_by_hand || (!s.encoder.remote.empty() && !s.encoder.fallback_local)) return;
+  auto shape = shape_of_model(s.encoder.model);
+  if (!shape) return;  // validate() names the model's problem
+  auto grid = patch_grid::make(shape->image_size, shape->patch_size);
+  if (!grid) return;
+  s.cache.grid = *grid;
+  s.cache.preprocess = preprocess_config::clip(shape->image_size);
+}
+
 /// The fidelity target's settings: the profile's gate and encoder mode
 /// where nobody set them by hand, and the controller's ladder, whose start
 /// rung becomes the encoder's tolerance. A tolerance set by hand stays
@@ -371,6 +384,13 @@ std::vector<std::string> validate(const pipeline_spec& s) {
                        std::to_string(s.cache.grid.image_size) + "/" + std::to_string(s.cache.grid.patch_size));
   } else if (!std::filesystem::exists(std::filesystem::path(m) / "config.json")) {
     errors.push_back("[encoder].model: '" + m + "' is neither a preset (" + preset_names + ") nor a folder with config.json");
+  } else if (auto shape = shape_of_model(m); !shape) {
+    errors.push_back("[encoder].model: " + shape.err().message);
+  } else if (shape->image_size != s.cache.grid.image_size || shape->patch_size != s.cache.grid.patch_size) {
+    errors.push_back("[input]: " + std::to_string(s.cache.grid.image_size) + "/" +
+                     std::to_string(s.cache.grid.patch_size) + ", but the model '" + m + "' takes " +
+                     std::to_string(shape->image_size) + "/" + std::to_string(shape->patch_size) +
+                     " (its config.json; remove [input] to take the model's)");
   }
   // The names the encoder takes (core/device_names); CUDA's presence is checked at load.
   const auto device = parse_device_name(s.encoder.options.device);
@@ -513,7 +533,10 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   top.reject_unknown_keys();
   if (out.spec.sinks.empty()) out.spec.sinks.push_back(sink_spec{});
   const std::size_t syntax_errors = out.errors.size();
-  if (syntax_errors == 0) resolve_fidelity(out.spec, every_by_hand, out.errors);
+  if (syntax_errors == 0) {
+    take_input_from_model(out.spec);
+    resolve_fidelity(out.spec, every_by_hand, out.errors);
+  }
   if (out.errors.size() == syntax_errors)
     for (auto& err : validate(out.spec)) out.errors.push_back(std::move(err));
   return out;

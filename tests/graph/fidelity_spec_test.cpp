@@ -126,3 +126,29 @@ TEST(fidelity_spec, a_damaged_profile_names_the_file_and_key) {
 
 }  // namespace
 }  // namespace vlcache::graph
+
+namespace vlcache::graph {
+namespace {
+
+TEST(input_from_model, without_an_input_table_the_grid_is_the_models_own) {
+  const std::string model = std::string(VLCACHE_CONFIGS) + "/../models/tiny-llava-scenes";
+  auto r = parse_pipeline("[encoder]\nmodel = \"" + model + "\"\n[[camera]]\nsource = \"" + video + "\"\n", "inline");
+  ASSERT_TRUE(r.ok()) << all(r);
+  EXPECT_EQ(r.spec.cache.grid.image_size, 160);
+  EXPECT_EQ(r.spec.cache.grid.patch_size, 16);
+  EXPECT_EQ(r.spec.cache.preprocess.image_size, 160);
+  auto preset = parse_pipeline("[encoder]\nmodel = \"tiny\"\n" + cam, "inline");
+  ASSERT_TRUE(preset.ok()) << all(preset);
+  EXPECT_EQ(preset.spec.cache.grid.image_size, 32);
+}
+
+TEST(input_from_model, an_input_table_that_differs_from_the_model_is_refused_naming_both) {
+  const std::string model = std::string(VLCACHE_CONFIGS) + "/../models/tiny-llava-scenes";
+  auto r = parse_pipeline("[input]\nimage_size = 224\npatch_size = 16\n[encoder]\nmodel = \"" + model + "\"\n" + cam,
+                          "inline");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(all(r).find("[input]: 224/16, but the model '" + model + "' takes 160/16"), std::string::npos) << all(r);
+}
+
+}  // namespace
+}  // namespace vlcache::graph

@@ -162,10 +162,15 @@ TEST(pipeline_spec, encoder_fallback_is_local_or_none_and_needs_a_remote) {
   EXPECT_TRUE(has(bad, "[encoder].fallback: 'cloud' (local or none)")) << all(bad);
   auto alone = parse_pipeline("[encoder]\nfallback = \"local\"\n" + cam, "inline");
   EXPECT_TRUE(has(alone, "[encoder].fallback: is for a remote encoder")) << all(alone);
-  // The default grid is 224/16: the tiny model (32/8) cannot be the fallback.
-  auto grid = parse_pipeline("[encoder]\nmodel = \"tiny\"\nremote = \"127.0.0.1:5600\"\nfallback = \"local\"\n" + cam,
+  // An [input] of 224/16: the tiny model (32/8) cannot be the fallback.
+  auto grid = parse_pipeline("[input]\nimage_size = 224\npatch_size = 16\n[encoder]\nmodel = \"tiny\"\n"
+                             "remote = \"127.0.0.1:5600\"\nfallback = \"local\"\n" + cam,
                              "inline");
   EXPECT_TRUE(has(grid, "[encoder].model: preset 'tiny' encodes 32/8")) << all(grid);
+  // Without [input] the fallback's model gives the grid.
+  auto own = parse_pipeline("[encoder]\nmodel = \"tiny\"\nremote = \"127.0.0.1:5600\"\nfallback = \"local\"\n" + cam,
+                            "inline");
+  EXPECT_EQ(own.spec.cache.grid.image_size, 32) << all(own);
 }
 
 TEST(pipeline_spec, host_and_port_keys_share_one_parser) {
