@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
   }
   if (run->parsed()) {
     const auto r = vlcache::graph::load_pipeline(run_file);
-    for (const auto& e : r.errors) std::fprintf(stderr, "%s: %s\n", run_file.c_str(), e.c_str());
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.c_str());
     if (!r.ok()) return 1;
     return vlcache::graph::run_pipeline(r.spec, run_opts);
   }
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   }
   if (validate->parsed()) {
     const auto r = vlcache::graph::load_pipeline(validate_file);
-    for (const auto& e : r.errors) std::fprintf(stderr, "%s: %s\n", validate_file.c_str(), e.c_str());
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.c_str());
     if (!r.ok()) return 1;
     std::printf("%s: valid: %zu camera(s), model %s, %d/%d grid\n", validate_file.c_str(), r.spec.cameras.size(),
                 r.spec.encoder.model.c_str(), r.spec.cache.grid.image_size, r.spec.cache.grid.patch_size);

@@ -1,5 +1,6 @@
 #include "graph/cache_spec.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -52,6 +53,7 @@ void read_gate(table_reader& r, cache_spec& s, bool present) {
     g.noise_factor = static_cast<float>(*v);
     if (!g.mad) r.fail("noise_factor", "scales the mad threshold: set mad as well");
   }
+  r.reject_unknown_keys();  // a mistyped key first: it is why no signature is set
   if (!present) g = default_gate();
   else if (!g.any() && !r.failed()) r.fail("ahash", "the gate enables no signature: set ahash, dhash, phash or mad");
   s.gate = g;
@@ -91,7 +93,6 @@ void read_cache_tables(table_reader& top, cache_spec& spec, std::vector<std::str
   read_gate(g, spec, gate != nullptr);
   spec.gate_by_hand = gate != nullptr;
   spec.input_by_hand = input != nullptr;
-  g.reject_unknown_keys();
   table_reader ix(index, "index", errors);
   read_index(ix, spec, index != nullptr);
   ix.reject_unknown_keys();
@@ -117,7 +118,7 @@ std::optional<toml::table> parse_toml(std::string_view text, const std::string& 
 std::optional<std::string> read_text_file(const std::string& path, std::vector<std::string>& errors) {
   std::ifstream f(path);
   if (!f) {
-    errors.push_back(path + ": cannot open the config file");
+    errors.push_back(path + ": cannot open the config file " + std::filesystem::absolute(path).string());
     return std::nullopt;
   }
   std::ostringstream text;
@@ -132,6 +133,7 @@ spec_result parse_cache_spec(std::string_view text, const std::string& origin) {
   table_reader top(&*root, "", out.errors);
   read_cache_tables(top, out.spec, out.errors);
   top.reject_unknown_keys();
+  place_errors(*root, origin, out.errors);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <tuple>
 
@@ -10,6 +11,7 @@
 #include "connectors/video_reader.hpp"
 #include "core/clip_config.hpp"
 #include "core/device_names.hpp"
+#include "core/processor_config.hpp"
 #include "graph/fidelity_profile.hpp"
 #include "graph/host_port.hpp"
 #include "graph/table_reader.hpp"
@@ -19,6 +21,21 @@ namespace vlcache::graph {
 namespace {
 
 bool is_url(const std::string& s) { return s.find("://") != std::string::npos; }
+
+/// Why `m` (neither a preset nor a folder with config.json) is no model.
+std::string not_a_model(const std::string& m) {
+  const auto abs = std::filesystem::absolute(m).string();
+  if (std::filesystem::is_directory(m)) return "folder " + abs + " has no config.json (a model folder holds config.json and model.safetensors)";
+  if (std::filesystem::exists(m)) return abs + " is a file; a model is a folder with config.json, or a preset (" + preset_names + ")";
+  return "no folder " + abs + " (nor a preset of that name: " + preset_names + ")";
+}
+
+/// A model is a preset name or a folder, read against the config's folder.
+std::optional<std::string> model_path(table_reader& r, const std::string& key) {
+  auto v = r.string(key);
+  if (!v || v->empty() || is_preset_name(*v)) return v;
+  return r.path(key);
+}
 
 void read_pipeline(table_reader& r, pipeline_spec& s) {
   s.name = r.string("name").value_or(s.name);
@@ -44,7 +61,7 @@ void read_drift(table_reader& r, drift_config& d) {
 }
 
 void read_encoder(table_reader& r, encoder_spec& e) {
-  e.model = r.string("model").value_or(e.model);
+  e.model = model_path(r, "model").value_or(e.model);
   e.remote = r.strings("remote");
   if (e.remote.size() == 1 && e.remote[0].empty()) e.remote.clear();  // remote = "": in this process
   e.remote_timeout_s = static_cast<int>(r.integer("remote_timeout_s", 1, 3600).value_or(e.remote_timeout_s));
@@ -58,9 +75,9 @@ void read_encoder(table_reader& r, encoder_spec& e) {
     else if (*f != "none") r.fail("fallback", "'" + *f + "' (local or none)");
     if (e.remote.empty() && e.fallback_local) r.fail("fallback", "is for a remote encoder: set remote as well");
   }
-  e.tls.cert = r.string("tls_cert").value_or("");
-  e.tls.key = r.string("tls_key").value_or("");
-  e.tls.ca = r.string("tls_ca").value_or("");
+  e.tls.cert = r.path("tls_cert").value_or("");
+  e.tls.key = r.path("tls_key").value_or("");
+  e.tls.ca = r.path("tls_ca").value_or("");
   for (const auto& [key, path] : {std::pair<const char*, std::string>{"tls_cert", e.tls.cert},
                                   {"tls_key", e.tls.key}, {"tls_ca", e.tls.ca}}) {
     if (path.empty() && e.tls.enabled() + !e.tls.key.empty() + !e.tls.ca.empty() > 0)
@@ -90,17 +107,17 @@ void read_encoder(table_reader& r, encoder_spec& e) {
     *value = v.value_or("f32");
     if (auto half = parse_half_name(*value); !half) r.fail(key, half.err().message);
   }
-  e.profile = r.string("profile").value_or("");
+  e.profile = r.path("profile").value_or("");
   if (!e.profile.empty() && !std::filesystem::is_regular_file(e.profile))
-    r.fail("profile", "file " + std::filesystem::absolute(e.profile).string() + " does not exist");
+    r.fail("profile", "file " + e.profile + " does not exist");
   e.batch_tokens = static_cast<int>(r.integer("batch_tokens", 1, 1 << 20).value_or(e.batch_tokens));
   e.batch_timeout_ms = r.number("batch_timeout_ms", 0.0, 60000.0).value_or(e.batch_timeout_ms);
 }
 
 void read_llm(table_reader& r, llm_spec& l) {
   l.enabled = r.boolean("enabled").value_or(true);
-  l.model = r.string("model").value_or("");
-  l.tokenizer = r.string("tokenizer").value_or("");
+  l.model = model_path(r, "model").value_or("");
+  l.tokenizer = r.path("tokenizer").value_or("");
   l.question = r.string("question").value_or(l.question);
   auto& a = l.answer;
   a.prompt_template = r.string("template").value_or(a.prompt_template);
@@ -135,9 +152,10 @@ void read_llm(table_reader& r, llm_spec& l) {
 }
 
 /// Without an [input] table the encoder's input is the model's own: the
-/// image and patch size of its config.json (or preset), CLIP's processing.
+/// image and patch size of its config.json (or preset), and the resize,
+/// crop, mean and std of its preprocessor_config.json (CLIP's without one).
 /// A remote encoder's grid is checked when the pipeline reaches the node.
-void take_input_from_model(pipeline_spec& s) {
+void take_input_from_model(pipeline_spec& s, std::vector<std::string>& errors) {
   if (s.cache.input_by_hand || (!s.encoder.remote.empty() && !s.encoder.fallback_local)) return;
   auto shape = shape_of_model(s.encoder.model);
   if (!shape) return;  // validate() names the model's problem
@@ -145,6 +163,13 @@ void take_input_from_model(pipeline_spec& s) {
   if (!grid) return;
   s.cache.grid = *grid;
   s.cache.preprocess = preprocess_config::clip(shape->image_size);
+  const auto processor = std::filesystem::path(s.encoder.model) / "preprocessor_config.json";
+  if (is_preset_name(s.encoder.model) || !std::filesystem::is_regular_file(processor)) return;
+  std::ifstream f(processor);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto c = parse_processor_config(text, processor.string(), shape->image_size);
+  if (c) s.cache.preprocess = *c;
+  else errors.push_back("[encoder].model: " + c.err().message + " (or set [input] by hand)");
 }
 
 /// The fidelity target's settings: the profile's gate and encoder mode
@@ -228,7 +253,7 @@ void resolve_fidelity(pipeline_spec& s, bool every_by_hand, std::vector<std::str
 camera_spec read_camera(table_reader& r, std::size_t index) {
   camera_spec c;
   c.name = r.string("name").value_or("camera" + std::to_string(index));
-  if (auto src = r.string("source")) c.source = *src;
+  if (auto src = r.string("source")) c.source = is_url(*src) ? *src : *r.path("source");
   else r.fail("source", "missing (a video file, image pattern or stream URL)");
   c.fps = r.number("fps", 0.0, 1000.0).value_or(0.0);
   c.pace_fps = r.number("pace_fps", 0.0, 1000.0).value_or(0.0);
@@ -259,7 +284,7 @@ sink_spec read_sink(table_reader& r) {
     return s;
   }
   for (const auto& key : info->keys)
-    if (auto v = r.string(key.name)) s.options[key.name] = *v;
+    if (auto v = key.name == "path" ? r.path(key.name) : r.string(key.name)) s.options[key.name] = *v;
   return s;
 }
 
@@ -275,7 +300,7 @@ void for_each_table(table_reader& top, const toml::table& root, const std::strin
     return;
   }
   for (std::size_t i = 0; i < arr->size(); ++i) {
-    table_reader r(arr->get(i)->as_table(), key + "[" + std::to_string(i) + "]", errors);
+    table_reader r(arr->get(i)->as_table(), key + "[" + std::to_string(i) + "]", errors, top.base());
     f(r, i);
     r.reject_unknown_keys();
   }
@@ -336,7 +361,7 @@ std::vector<std::string> validate(const pipeline_spec& s) {
     if (!names.insert(c.name).second) errors.push_back(key + "name: '" + c.name + "' is used twice");
     if (!c.source.empty() && !is_url(c.source) && c.source.find('%') == std::string::npos &&
         !std::filesystem::exists(c.source))
-      errors.push_back(key + "source: file '" + c.source + "' does not exist");
+      errors.push_back(key + "source: file " + c.source + " does not exist");
     else if (std::filesystem::is_directory(c.source) && !connectors::is_scene_folder(c.source))
       errors.push_back(key + "source: '" + c.source + "' is a folder but not a rendered scene (no truth.jsonl and frames/)");
   }
@@ -383,7 +408,7 @@ std::vector<std::string> validate(const pipeline_spec& s) {
                        std::to_string(c.patch_size) + " but [input] is " +
                        std::to_string(s.cache.grid.image_size) + "/" + std::to_string(s.cache.grid.patch_size));
   } else if (!std::filesystem::exists(std::filesystem::path(m) / "config.json")) {
-    errors.push_back("[encoder].model: '" + m + "' is neither a preset (" + preset_names + ") nor a folder with config.json");
+    errors.push_back("[encoder].model: " + not_a_model(m));
   } else if (auto shape = shape_of_model(m); !shape) {
     errors.push_back("[encoder].model: " + shape.err().message);
   } else if (shape->image_size != s.cache.grid.image_size || shape->patch_size != s.cache.grid.patch_size) {
@@ -406,11 +431,11 @@ std::vector<std::string> validate(const pipeline_spec& s) {
   if (s.llm.enabled) {
     const std::string lm = s.llm.model.empty() ? m : s.llm.model;
     const bool folder = std::filesystem::exists(std::filesystem::path(lm) / "config.json");
-    if (!folder && !is_preset_name(lm))
-      errors.push_back("[llm].model: '" + lm + "' is neither a preset (" + preset_names + ") nor a folder with config.json");
+    if (!folder && !is_preset_name(lm) && !s.llm.model.empty())
+      errors.push_back("[llm].model: " + not_a_model(lm));
     if (!s.llm.tokenizer.empty() && !std::filesystem::exists(s.llm.tokenizer))
-      errors.push_back("[llm].tokenizer: file '" + s.llm.tokenizer + "' does not exist");
-    else if (s.llm.tokenizer.empty() && !folder)
+      errors.push_back("[llm].tokenizer: file " + s.llm.tokenizer + " does not exist");
+    else if (s.llm.tokenizer.empty() && is_preset_name(lm))
       errors.push_back("[llm].tokenizer: missing (preset '" + lm + "' has no tokenizer.model)");
     else if (s.llm.tokenizer.empty() && !std::filesystem::exists(std::filesystem::path(lm) / "tokenizer.model"))
       errors.push_back("[llm].tokenizer: missing, and '" + lm + "' has no tokenizer.model");
@@ -425,19 +450,20 @@ std::vector<std::string> validate(const pipeline_spec& s) {
   return errors;
 }
 
-pipeline_result parse_pipeline(std::string_view text, const std::string& origin) {
+pipeline_result parse_pipeline(std::string_view text, const std::string& origin,
+                               const std::filesystem::path& base) {
   pipeline_result out;
   auto root = parse_toml(text, origin, out.errors);
   if (!root) return out;
-  table_reader top(&*root, "", out.errors);
+  table_reader top(&*root, "", out.errors, base);
   read_cache_tables(top, out.spec.cache, out.errors);
-  table_reader p(top.table("pipeline"), "pipeline", out.errors);
+  table_reader p(top.table("pipeline"), "pipeline", out.errors, base);
   read_pipeline(p, out.spec);
   p.reject_unknown_keys();
-  table_reader d(top.table("drift"), "drift", out.errors);
+  table_reader d(top.table("drift"), "drift", out.errors, base);
   read_drift(d, out.spec.drift);
   d.reject_unknown_keys();
-  table_reader fi(top.table("fidelity"), "fidelity", out.errors);
+  table_reader fi(top.table("fidelity"), "fidelity", out.errors, base);
   auto& fc = out.spec.fidelity;
   fc.every = static_cast<int>(fi.integer("shadow_every", 0, 1 << 30).value_or(0));
   fc.max_share = fi.number("max_share", 1e-6, 100.0).value_or(fc.max_share);
@@ -457,25 +483,25 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   ctl.answer_audit_every =
       static_cast<int>(fi.integer("answer_audit_every", 0, 1 << 30).value_or(ctl.answer_audit_every));
   fi.reject_unknown_keys();
-  table_reader e(top.table("encoder"), "encoder", out.errors);
+  table_reader e(top.table("encoder"), "encoder", out.errors, base);
   read_encoder(e, out.spec.encoder);
   e.reject_unknown_keys();
   if (out.spec.cache.index) out.spec.encoder.options.store_budget = *out.spec.cache.index;
   if (const toml::table* t = top.table("view")) {
-    table_reader r(t, "view", out.errors);
+    table_reader r(t, "view", out.errors, base);
     auto& v = out.spec.view;
     v.http = r.string("http").value_or("");
     v.max_view_fps = r.number("max_fps", 0.1, 60.0).value_or(v.max_view_fps);
     v.hold_s = r.number("hold_s", 0.0, 86400.0).value_or(0.0);
-    v.tls_cert = r.string("tls_cert").value_or("");
-    v.tls_key = r.string("tls_key").value_or("");
+    v.tls_cert = r.path("tls_cert").value_or("");
+    v.tls_key = r.path("tls_key").value_or("");
     if (v.tls_cert.empty() != v.tls_key.empty())
       r.fail(v.tls_cert.empty() ? "tls_cert" : "tls_key", "missing: HTTPS needs the certificate and its key");
     for (const auto* k : {"tls_cert", "tls_key"}) {
       const std::string& path = std::string(k) == "tls_cert" ? v.tls_cert : v.tls_key;
       if (!path.empty() && !std::filesystem::is_regular_file(path)) r.fail(k, "file '" + path + "' does not exist");
     }
-    v.token_file = r.string("token_file").value_or("");
+    v.token_file = r.path("token_file").value_or("");
     if (!v.token_file.empty()) {
       std::ifstream f(v.token_file);
       std::getline(f, v.token);
@@ -486,10 +512,10 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
     r.reject_unknown_keys();
   }
   if (const toml::table* t = top.table("security")) {
-    table_reader r(t, "security", out.errors);
+    table_reader r(t, "security", out.errors, base);
     auto& sec = out.spec.security;
-    sec.secret_key = r.string("secret_key").value_or("");
-    sec.allowed_clients = r.string("allowed_clients").value_or("");
+    sec.secret_key = r.path("secret_key").value_or("");
+    sec.allowed_clients = r.path("allowed_clients").value_or("");
     sec.insecure = r.boolean("insecure").value_or(false);
     if (sec.secret_key.empty() != sec.allowed_clients.empty())
       r.fail(sec.secret_key.empty() ? "secret_key" : "allowed_clients",
@@ -505,12 +531,12 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
     r.reject_unknown_keys();
   }
   if (const toml::table* t = top.table("llm")) {
-    table_reader r(t, "llm", out.errors);
+    table_reader r(t, "llm", out.errors, base);
     read_llm(r, out.spec.llm);
     r.reject_unknown_keys();
   }
   if (const toml::table* t = top.table("ingest")) {
-    table_reader r(t, "ingest", out.errors);
+    table_reader r(t, "ingest", out.errors, base);
     auto& in = out.spec.ingest;
     in.enabled = true;
     if (auto e = r.string("endpoint")) in.endpoint = *e;
@@ -533,19 +559,18 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin)
   top.reject_unknown_keys();
   if (out.spec.sinks.empty()) out.spec.sinks.push_back(sink_spec{});
   const std::size_t syntax_errors = out.errors.size();
-  if (syntax_errors == 0) {
-    take_input_from_model(out.spec);
-    resolve_fidelity(out.spec, every_by_hand, out.errors);
-  }
+  take_input_from_model(out.spec, out.errors);
+  if (syntax_errors == 0) resolve_fidelity(out.spec, every_by_hand, out.errors);
   if (out.errors.size() == syntax_errors)
     for (auto& err : validate(out.spec)) out.errors.push_back(std::move(err));
+  place_errors(*root, origin, out.errors);
   return out;
 }
 
 pipeline_result load_pipeline(const std::string& path) {
   pipeline_result out;
   auto text = read_text_file(path, out.errors);
-  return text ? parse_pipeline(*text, path) : out;
+  return text ? parse_pipeline(*text, path, std::filesystem::absolute(path).parent_path()) : out;
 }
 
 }  // namespace vlcache::graph

@@ -5,6 +5,7 @@
 /// key) or in code; `vlcache validate FILE` prints every error at once.
 /// Every key, its type, default and meaning: configs/reference.toml.
 
+#include <filesystem>
 #include <string>
 #include <optional>
 #include <string_view>
@@ -156,13 +157,17 @@ struct pipeline_result {
 /// Parses and validates; file paths are checked to exist (URLs are not),
 /// the model must be a preset or a folder with a config.json, and the
 /// encoder's input must match the [input] grid when the model is a preset.
-[[nodiscard]] pipeline_result parse_pipeline(std::string_view toml_text, const std::string& origin);
+/// Relative paths are read against `base` (the config file's folder; empty:
+/// the working directory) and held absolute in the spec.
+[[nodiscard]] pipeline_result parse_pipeline(std::string_view toml_text, const std::string& origin,
+                                             const std::filesystem::path& base = {});
 
 /// The host of tcp://HOST:PORT or HOST:PORT; whether it is this machine only
 /// (127.x, localhost, ::1; ipc:// and inproc:// too).
 [[nodiscard]] std::string bound_host(const std::string& endpoint);
 [[nodiscard]] bool binds_loopback_only(const std::string& endpoint);
 [[nodiscard]] bool is_loopback_host(const std::string& host);
+/// Reads `path` and parses it with its own folder as the base of relative paths.
 [[nodiscard]] pipeline_result load_pipeline(const std::string& path);
 
 /// Checks a spec built in code the same way a parsed one is checked.

@@ -1,21 +1,33 @@
 #include "graph/table_reader.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <regex>
 #include <sstream>
+
+#include "graph/did_you_mean.hpp"
 
 namespace vlcache::graph {
 
 table_reader::table_reader(const toml::table* table, std::string path,
-                           std::vector<std::string>& errors)
-    : table_(table), path_(std::move(path)), errors_(errors) {}
+                           std::vector<std::string>& errors, std::filesystem::path base)
+    : table_(table), path_(std::move(path)), errors_(errors), base_(std::move(base)) {}
 
 std::string table_reader::key_name(const std::string& key) const {
   return path_.empty() ? key : "[" + path_ + "]." + key;
 }
 
+std::string table_reader::where(const std::string& key) const {
+  if (table_ == nullptr) return "";
+  const toml::node* n = table_->get(key);
+  const toml::source_region& at = n != nullptr ? n->source() : table_->source();
+  if (at.path == nullptr || at.begin.line == 0) return "";
+  return *at.path + ":" + std::to_string(at.begin.line) + ":" + std::to_string(at.begin.column) + ": ";
+}
+
 void table_reader::fail(const std::string& key, const std::string& what) {
   ++failures_;
-  errors_.push_back(key_name(key) + ": " + what);
+  errors_.push_back(where(key) + key_name(key) + ": " + what);
 }
 
 const toml::node* table_reader::get(const std::string& key) {
@@ -24,9 +36,20 @@ const toml::node* table_reader::get(const std::string& key) {
 }
 
 namespace {
+/// What a value is and says, as the error names it: the string "4", the
+/// integer 4, an array.
 std::string shown(const toml::node& n) {
+  if (n.is_array()) return "an array";
+  if (n.is_table()) return "a table";
   std::ostringstream os;
-  n.visit([&](auto&& v) { os << v; });
+  if (n.is_string()) os << "the string \"" << *n.value_exact<std::string>() << "\"";
+  else if (n.is_integer()) os << "the integer " << *n.value_exact<std::int64_t>();
+  else if (n.is_floating_point()) os << "the number " << *n.value_exact<double>();
+  else if (n.is_boolean()) os << "the boolean " << (*n.value_exact<bool>() ? "true" : "false");
+  else {
+    os << "the date or time ";
+    n.visit([&](auto&& v) { os << v; });
+  }
   return os.str();
 }
 }  // namespace
@@ -96,11 +119,19 @@ std::vector<std::string> table_reader::strings(const std::string& key) {
   return out;
 }
 
+std::optional<std::string> table_reader::path(const std::string& key) {
+  auto v = string(key);
+  if (!v || v->empty()) return v;
+  std::filesystem::path p(*v);
+  if (p.is_relative() && !base_.empty()) p = base_ / p;
+  return std::filesystem::absolute(p).lexically_normal().string();
+}
+
 const toml::table* table_reader::table(const std::string& key) {
   const toml::node* n = get(key);
   if (n == nullptr) return nullptr;
   if (!n->is_table()) {
-    fail(key, "expected a table");
+    fail(key, "expected a table, got " + shown(*n));
     return nullptr;
   }
   return n->as_table();
@@ -110,10 +141,45 @@ void table_reader::mark_known(const std::string& key) { seen_.insert(key); }
 
 void table_reader::reject_unknown_keys() {
   if (table_ == nullptr) return;
+  const std::vector<std::string> known(seen_.begin(), seen_.end());
   for (const auto& [k, v] : *table_) {
     const std::string key(k.str());
-    if (seen_.count(key) == 0) fail(key, "unknown key");
+    if (seen_.count(key) == 0) fail(key, "unknown key" + did_you_mean(key, known));
   }
+}
+
+namespace {
+/// The node an error's key names: "[camera[1]].source", "[gate].mad", "[llm]".
+const toml::node* named_node(const toml::table& root, const std::string& error) {
+  static const std::regex key(R"(^\[([A-Za-z_]+)(?:\[(\d+)\])?\](?:\.([A-Za-z_]+))?)");
+  std::smatch m;
+  if (!std::regex_search(error, m, key)) return nullptr;
+  const toml::node* n = root.get(m[1].str());
+  if (n != nullptr && m[2].matched) {
+    const toml::array* a = n->as_array();
+    n = a == nullptr ? nullptr : a->get(std::stoul(m[2].str()));
+  }
+  if (n != nullptr && m[3].matched) {
+    const toml::table* t = n->as_table();
+    const toml::node* child = t == nullptr ? nullptr : t->get(m[3].str());
+    if (child != nullptr) n = child;  // an absent key: the table that lacks it
+  }
+  return n;
+}
+}  // namespace
+
+void place_errors(const toml::table& root, const std::string& origin, std::vector<std::string>& errors) {
+  for (auto& e : errors) {
+    if (e.rfind(origin + ":", 0) == 0) continue;
+    const toml::node* n = named_node(root, e);
+    if (n != nullptr && n->source().begin.line > 0)
+      e = origin + ":" + std::to_string(n->source().begin.line) + ":" +
+          std::to_string(n->source().begin.column) + ": " + e;
+    else
+      e = origin + ": " + e;
+  }
+  std::stable_partition(errors.begin(), errors.end(),
+                        [](const std::string& e) { return e.find(": unknown key") != std::string::npos; });
 }
 
 }  // namespace vlcache::graph

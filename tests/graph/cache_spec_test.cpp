@@ -129,7 +129,7 @@ TEST(cache_spec, a_bad_gate_key_is_reported_once) {
 TEST(cache_spec, wrong_types_are_named) {
   auto r = parse_cache_spec("input = 3\n[index]\ncapacity_mb = true\n", "inline");
   EXPECT_TRUE(has_error(r, "input: expected a table")) << all(r);
-  EXPECT_TRUE(has_error(r, "[index].capacity_mb: expected a number, got true")) << all(r);
+  EXPECT_TRUE(has_error(r, "[index].capacity_mb: expected a number, got the boolean true")) << all(r);
 }
 
 TEST(cache_spec, syntax_error_names_file_and_line) {

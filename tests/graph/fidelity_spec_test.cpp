@@ -143,7 +143,8 @@ TEST(input_from_model, without_an_input_table_the_grid_is_the_models_own) {
 }
 
 TEST(input_from_model, an_input_table_that_differs_from_the_model_is_refused_naming_both) {
-  const std::string model = std::string(VLCACHE_CONFIGS) + "/../models/tiny-llava-scenes";
+  const std::string model =
+      std::filesystem::path(std::string(VLCACHE_CONFIGS) + "/../models/tiny-llava-scenes").lexically_normal().string();
   auto r = parse_pipeline("[input]\nimage_size = 224\npatch_size = 16\n[encoder]\nmodel = \"" + model + "\"\n" + cam,
                           "inline");
   ASSERT_FALSE(r.ok());
