@@ -9,13 +9,16 @@
 #include "connectors/answer_json.hpp"
 #include "connectors/image_file.hpp"
 #include "core/preprocess.hpp"
+#include "graph/model_input.hpp"
 
 namespace vlcache::app {
 
 void add_ask_command(CLI::App& app, ask_options& o) {
   auto* c = app.add_subcommand("ask", "Answer one question about one image");
-  c->add_option("--model", o.model, std::string("Hugging Face LLaVA snapshot folder or preset (") + preset_names + ")")
-      ->default_val("tiny");
+  c->add_option("--model", o.model,
+                 std::string("Hugging Face LLaVA snapshot folder or preset (") + preset_names +
+                     "); default: the shipped scene model, which answers questions about coloured shapes")
+      ->default_val(graph::shipped_model());
   c->add_option("--tokenizer", o.tokenizer, "sentencepiece model (default: the snapshot's tokenizer.model)");
   c->add_option("--image", o.image, "Image file")->required();
   c->add_option("--question", o.question, "The question")->required();
@@ -62,7 +65,14 @@ int run_ask(const ask_options& o) {
     return 2;
   }
   t0 = std::chrono::steady_clock::now();
-  auto pre = preprocess(img->view(), preprocess_config::clip(enc->config().image_size, o.pad_to_square));
+  // The model's own processor (its preprocessor_config.json), as a pipeline without [input] takes it.
+  auto input = graph::input_of_model(o.model);
+  if (!input) {
+    std::fprintf(stderr, "error: %s\n", input.err().message.c_str());
+    return 2;
+  }
+  input->preprocess.pad_to_square = input->preprocess.pad_to_square || o.pad_to_square;
+  auto pre = preprocess(img->view(), input->preprocess);
   if (!pre) {
     std::fprintf(stderr, "error: %s: %s\n", o.image.c_str(), pre.err().message.c_str());
     return 2;

@@ -12,7 +12,7 @@
 namespace vlcache::app {
 
 struct ask_options {
-  std::string model = "tiny";
+  std::string model;
   std::string tokenizer;  ///< default: the snapshot's tokenizer.model
   std::string image;
   std::string question;

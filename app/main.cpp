@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   vlcache::app::add_camera_command(app, camera);
   vlcache::connectors::listen_options listen_opts;
   auto* listen = app.add_subcommand("listen", "Print the lines a pipeline's zmq sink publishes");
-  listen->add_option("endpoint", listen_opts.endpoint, "tcp://HOST:PORT of the zmq sink")->required();
+  listen->add_option("endpoint", listen_opts.endpoint, "HOST:PORT (or tcp://HOST:PORT) of the zmq sink")->required();
   listen->add_option("--stream", listen_opts.streams, "Only these streams (topic prefixes; repeat or comma-separate)")
       ->delimiter(',');
   listen->add_option("--count", listen_opts.count, "Exit after N lines (0: never)")->default_val(0);
@@ -85,10 +85,15 @@ int main(int argc, char** argv) {
   std::string request_endpoint, request_stream, request_question;
   double request_timeout = 120;
   auto* request = app.add_subcommand("request", "Ask a running pipeline about a stream's latest frame");
-  request->add_option("endpoint", request_endpoint, "tcp://HOST:PORT of [llm].request_endpoint")->required();
+  request->add_option("endpoint", request_endpoint, "HOST:PORT (or tcp://HOST:PORT) of [llm].request_endpoint")
+      ->required();
   request->add_option("--stream", request_stream, "Camera (stream) name")->required();
   request->add_option("--question", request_question, "The question")->required();
-  request->add_option("--timeout-s", request_timeout, "Give up after this long")->default_val(120.0);
+  request->add_option("--timeout-s", request_timeout, "Wait this long for the answer once connected")
+      ->default_val(120.0);
+  double request_connect_timeout = 3;
+  request->add_option("--connect-timeout-s", request_connect_timeout, "Give up connecting after this long")
+      ->default_val(3.0);
   vlcache::app::add_client_key_options(request, request_keys);
   std::string keygen_stem;
   vlcache::app::add_keygen_command(app, keygen_stem);
@@ -114,7 +119,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     auto reply = vlcache::connectors::ask_endpoint(request_endpoint, request_stream, request_question, request_timeout,
-                                                   *keys);
+                                                   *keys, request_connect_timeout);
     if (!reply) {
       std::fprintf(stderr, "error: %s\n", reply.err().message.c_str());
       return 1;

@@ -4,6 +4,8 @@
 #include <zmq.hpp>
 
 #include "connectors/curve_auth.hpp"
+#include "connectors/zmq_endpoint.hpp"
+#include "core/duration_text.hpp"
 
 namespace vlcache::connectors {
 
@@ -77,25 +79,28 @@ void request_server::serve(void* socket) {
   }
 }
 
-expected<std::string> ask_endpoint(const std::string& endpoint, const std::string& stream, const std::string& question,
-                                   double timeout_s, const std::optional<curve_client_keys>& curve) {
+expected<std::string> ask_endpoint(const std::string& address, const std::string& stream, const std::string& question,
+                                   double timeout_s, const std::optional<curve_client_keys>& curve,
+                                   double connect_timeout_s) {
+  const std::string endpoint = zmq_endpoint(address);
   try {
     zmq::context_t ctx;
     zmq::socket_t req(ctx, zmq::socket_type::req);
     req.set(zmq::sockopt::linger, 0);
     if (curve) make_curve_client(req, *curve);
-    req.connect(endpoint);
+    if (auto st = connect_and_handshake(ctx, req, endpoint, connect_timeout_s); !st) return st.err();
     const std::string body = nlohmann::json{{"stream", stream}, {"question", question}}.dump();
     req.send(zmq::buffer(body), zmq::send_flags::none);
     zmq::pollitem_t item{static_cast<void*>(req), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, std::chrono::milliseconds(static_cast<long>(timeout_s * 1000)));
     if (!(item.revents & ZMQ_POLLIN))
-      return error{errc::io_error, "no reply from '" + endpoint + "' within " + std::to_string(timeout_s) + " s"};
+      return error{errc::io_error, "no reply from " + endpoint + " within " + duration_text(timeout_s) +
+                                       " (connected; the pipeline may be busy: --timeout-s waits longer)"};
     zmq::message_t reply;
-    if (!req.recv(reply)) return error{errc::io_error, "no reply from '" + endpoint + "'"};
+    if (!req.recv(reply)) return error{errc::io_error, "no reply from " + endpoint};
     return reply.to_string();
   } catch (const zmq::error_t& e) {
-    return error{errc::io_error, "cannot ask '" + endpoint + "': " + e.what()};
+    return error{errc::io_error, "cannot ask " + endpoint + ": " + e.what()};
   }
 }
 

@@ -47,10 +47,13 @@ class request_server {
   std::atomic<std::uint64_t> served_{0}, rejected_{0};
 };
 
-/// One question to a pipeline's request endpoint; the reply text, or an
-/// error naming the endpoint when nothing came back within `timeout_s`.
+/// One question to a pipeline's request endpoint (tcp://HOST:PORT, or
+/// HOST:PORT); the reply text, or an error naming the endpoint: nothing
+/// listening or a refused key within `connect_timeout_s`, no reply within
+/// `timeout_s` after that.
 [[nodiscard]] expected<std::string> ask_endpoint(const std::string& endpoint, const std::string& stream,
                                                  const std::string& question, double timeout_s,
-                                                 const std::optional<curve_client_keys>& curve = std::nullopt);
+                                                 const std::optional<curve_client_keys>& curve = std::nullopt,
+                                                 double connect_timeout_s = 3.0);
 
 }  // namespace vlcache::connectors

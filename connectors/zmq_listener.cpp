@@ -6,6 +6,7 @@
 #include <zmq.hpp>
 
 #include "connectors/curve_auth.hpp"
+#include "connectors/zmq_endpoint.hpp"
 
 namespace vlcache::connectors {
 
@@ -30,7 +31,7 @@ expected<int> listen(const listen_options& o,
       events.set(zmq::sockopt::linger, 0);
       events.connect("inproc://vlcache-listen-events");
     }
-    sub.connect(o.endpoint);
+    sub.connect(zmq_endpoint(o.endpoint));
     const auto start = std::chrono::steady_clock::now();
     int received = 0;
     std::map<std::string, int> per_stream;

@@ -11,9 +11,9 @@
 #include "connectors/video_reader.hpp"
 #include "core/clip_config.hpp"
 #include "core/device_names.hpp"
-#include "core/processor_config.hpp"
 #include "graph/fidelity_profile.hpp"
 #include "graph/host_port.hpp"
+#include "graph/model_input.hpp"
 #include "graph/table_reader.hpp"
 
 namespace vlcache::graph {
@@ -157,19 +157,14 @@ void read_llm(table_reader& r, llm_spec& l) {
 /// A remote encoder's grid is checked when the pipeline reaches the node.
 void take_input_from_model(pipeline_spec& s, std::vector<std::string>& errors) {
   if (s.cache.input_by_hand || (!s.encoder.remote.empty() && !s.encoder.fallback_local)) return;
-  auto shape = shape_of_model(s.encoder.model);
-  if (!shape) return;  // validate() names the model's problem
-  auto grid = patch_grid::make(shape->image_size, shape->patch_size);
-  if (!grid) return;
-  s.cache.grid = *grid;
-  s.cache.preprocess = preprocess_config::clip(shape->image_size);
-  const auto processor = std::filesystem::path(s.encoder.model) / "preprocessor_config.json";
-  if (is_preset_name(s.encoder.model) || !std::filesystem::is_regular_file(processor)) return;
-  std::ifstream f(processor);
-  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  auto c = parse_processor_config(text, processor.string(), shape->image_size);
-  if (c) s.cache.preprocess = *c;
-  else errors.push_back("[encoder].model: " + c.err().message + " (or set [input] by hand)");
+  if (!shape_of_model(s.encoder.model)) return;  // validate() names the model's problem
+  auto in = input_of_model(s.encoder.model);
+  if (!in) {
+    errors.push_back("[encoder].model: " + in.err().message + " (or set [input] by hand)");
+    return;
+  }
+  s.cache.grid = in->grid;
+  s.cache.preprocess = in->preprocess;
 }
 
 /// The fidelity target's settings: the profile's gate and encoder mode

@@ -18,6 +18,7 @@
 #include "core/flow_limiter.hpp"
 #include "core/shadow_check.hpp"
 #include "core/vision_encoder.hpp"
+#include "graph/model_input.hpp"
 #include "graph/cache_spec.hpp"
 #include "actors/remote_encoder.hpp"
 #include "connectors/curve_keys.hpp"
@@ -50,7 +51,7 @@ struct flow_spec {
 };
 
 struct encoder_spec {
-  std::string model = "vit-b16";
+  std::string model = shipped_model();  ///< preset or LLaVA folder; by default the one that answers
   /// HOST:PORT of each `vlcache node --role encoder`; streams are spread over
   /// them. Empty: the model runs in this process.
   std::vector<std::string> remote;

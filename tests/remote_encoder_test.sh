@@ -7,6 +7,9 @@ vlcache="$1"; local_cfg="$2"; remote_cfg="$3"
 work="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 cd "$work"
+# Copies here: the jsonl paths in them are read from the config's folder.
+cp "$local_cfg" "$remote_cfg" .
+local_cfg="$work/$(basename "$local_cfg")"; remote_cfg="$work/$(basename "$remote_cfg")"
 "$vlcache" node --role encoder --listen 5611 --model tiny > node.txt 2>&1 &
 node=$!
 for _ in $(seq 600); do grep -q "listening" node.txt && break; sleep 0.1; done   # handshake

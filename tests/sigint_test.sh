@@ -7,6 +7,7 @@ vlcache="$1"; config="$2"
 work="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 cd "$work"
+cp "$config" . && config="$work/$(basename "$config")"  # its jsonl path is read from the config's folder
 "$vlcache" run "$config" > out.txt 2>&1 &
 pid=$!
 for _ in $(seq 1200); do
