@@ -43,6 +43,11 @@ void account(answerer_state& s, const answer_record& r) {
   ++s.counters.per_stream[r.tag.stream_name];
   s.counters.with_truth += r.known != nullptr;
   s.counters.correct += r.correct();
+  if (r.known) {
+    auto& [asked, right] = s.counters.per_kind[r.known->kind];
+    ++asked;
+    right += r.correct();
+  }
 }
 
 /// An answer about a stream's frame makes a waiting K/V update of an older

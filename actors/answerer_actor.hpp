@@ -51,6 +51,8 @@ struct answerer_counters {
   latency_histogram kv_update_ms;
   std::map<std::string, std::uint64_t> per_stream;
   std::uint64_t with_truth = 0, correct = 0;  ///< answers whose truth the scene knows, and those right
+  /// The same per question kind (count_color, moving, ...): asked, right.
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> per_kind;
   /// Answer audits: answered again from a full recompute, and agreeing;
   /// given up (no full forward within the encoder's budget, a newer audit
   /// of the stream, or an error); the time their answers took against all

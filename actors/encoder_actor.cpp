@@ -1,4 +1,6 @@
 #include "actors/encoder_actor.hpp"
+
+#include <cstdio>
 #include "core/elapsed.hpp"
 
 #include <caf/all.hpp>
@@ -14,6 +16,14 @@
 
 namespace vlcache::actors {
 namespace {
+
+/// A setting as written in a config: 0.2, 0.99, not 0.200000.
+std::string number_text(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
 
 // The remote nodes are dynamically typed: a typed actor reaches them with
 // anon_send (messages to one receiver stay in the order sent).
@@ -39,10 +49,11 @@ token_agreement record_check(encoder_self self, stream_id stream, const tensor_h
   if (move.moved()) {
     const auto rep = s.controller->report(stream);
     const auto& ladder = s.controller->config().ladder;
-    caf::aout(self) << "encoder: stream " << stream << " layer tolerance " << ladder[static_cast<std::size_t>(move.from)]
-                    << " -> " << ladder[static_cast<std::size_t>(move.to)] << " (target cosine "
-                    << s.controller->config().target.cosine << " at p" << s.controller->config().target.percentile
-                    << "; " << rep.checks << " checks)\n";
+    caf::aout(self) << "encoder: stream " << stream << " layer tolerance "
+                    << number_text(ladder[static_cast<std::size_t>(move.from)]) << " -> "
+                    << number_text(ladder[static_cast<std::size_t>(move.to)]) << " (target cosine "
+                    << number_text(s.controller->config().target.cosine) << " at p"
+                    << number_text(s.controller->config().target.percentile) << "; " << rep.checks << " checks)\n";
   }
   return agree;
 }
@@ -489,9 +500,10 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
         if (move.moved()) {
           const auto& ladder = s.controller->config().ladder;
           caf::aout(self) << "encoder: stream " << stream << " layer tolerance "
-                          << ladder[static_cast<std::size_t>(move.from)] << " -> "
-                          << ladder[static_cast<std::size_t>(move.to)] << " (an audited answer differed; agreement "
-                          << s.controller->report(stream).agreement << ")\n";
+                          << number_text(ladder[static_cast<std::size_t>(move.from)]) << " -> "
+                          << number_text(ladder[static_cast<std::size_t>(move.to)])
+                          << " (an audited answer differed; agreement "
+                          << number_text(s.controller->report(stream).agreement) << ")\n";
         }
       },
       [self](end_stream_atom, stream_id stream) {

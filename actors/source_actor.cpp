@@ -71,6 +71,8 @@ bool open_reader(self_ptr self) {
 /// Reads one frame and applies the flow policy; false when the source ended.
 bool read_one(self_ptr self) {
   auto& s = self->state;
+  // max_frames bounds the camera, not one pass: a looping file stops there too.
+  if (s.settings.video.max_frames != 0 && s.counters.read >= s.settings.video.max_frames) return false;
   const auto started = steady::now();
   auto f = s.reader->read();
   if (!f) {

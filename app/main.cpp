@@ -12,6 +12,7 @@
 #include "app/encode_command.hpp"
 #include "app/scan_command.hpp"
 #include "app/scene_command.hpp"
+#include "connectors/library_logs.hpp"
 #include "connectors/request_endpoint.hpp"
 #include "connectors/zmq_listener.hpp"
 #include "graph/encoder_node.hpp"
@@ -23,6 +24,10 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{"vlcache: ask a vision-language model about live camera streams, cheaply"};
   app.require_subcommand(1);
+  // Given before or after the subcommand's name: `vlcache run x.toml --verbose`.
+  app.fallthrough();
+  bool verbose = false;
+  app.add_flag("--verbose,-v", verbose, "Let OpenCV and FFmpeg print their own warnings (quiet by default)");
   vlcache::app::scan_options scan;
   vlcache::app::add_scan_command(app, scan);
   vlcache::app::encode_options encode;
@@ -108,6 +113,7 @@ int main(int argc, char** argv) {
   vlcache::app::tune_options tune;
   vlcache::app::add_tune_command(app, tune);
   CLI11_PARSE(app, argc, argv);
+  vlcache::connectors::set_library_logs(verbose);
   if (app.got_subcommand("tune")) return vlcache::app::run_tune(tune);
   if (app.got_subcommand("scan")) return vlcache::app::run_scan(scan);
   if (app.got_subcommand("ask")) return vlcache::app::run_ask(ask);

@@ -1,5 +1,9 @@
 #include "connectors/line_sink.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include "connectors/readable_line.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -12,12 +16,24 @@ namespace {
 
 class console_sink final : public line_sink {
  public:
+  explicit console_sink(console_show show) : show_(show) {}
   void write(const std::string&, const std::string& line) override {
-    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::string out = line;
+    if (show_ != console_show::json) {
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      const bool frame = !j.is_discarded() && j.value("kind", "") == "frame";
+      if (frame && show_ == console_show::answers) return;
+      out = j.is_discarded() ? line : readable_line(j);
+      if (out.empty()) return;
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
     std::fputc('\n', stdout);
     std::fflush(stdout);
   }
   const char* kind() const noexcept override { return "console"; }
+
+ private:
+  console_show show_;
 };
 
 class jsonl_sink final : public line_sink {
@@ -62,7 +78,14 @@ expected<std::unique_ptr<line_sink>> make_zmq_sink(const std::string& endpoint,
   }
 }
 
-std::unique_ptr<line_sink> make_console_sink() { return std::make_unique<console_sink>(); }
+std::unique_ptr<line_sink> make_console_sink(console_show show) { return std::make_unique<console_sink>(show); }
+
+std::optional<console_show> parse_console_show(const std::string& name) {
+  if (name == "answers") return console_show::answers;
+  if (name == "frames") return console_show::frames;
+  if (name == "json") return console_show::json;
+  return std::nullopt;
+}
 
 expected<std::unique_ptr<line_sink>> make_jsonl_sink(const std::string& path) {
   std::ofstream f(path, std::ios::trunc);

@@ -21,7 +21,11 @@ class line_sink {
   [[nodiscard]] virtual const char* kind() const noexcept = 0;
 };
 
-[[nodiscard]] std::unique_ptr<line_sink> make_console_sink();
+/// What the console prints: readable answer lines (the default), answer and
+/// frame lines, or every line as its JSON.
+enum class console_show { answers, frames, json };
+[[nodiscard]] std::optional<console_show> parse_console_show(const std::string& name);
+[[nodiscard]] std::unique_ptr<line_sink> make_console_sink(console_show show = console_show::answers);
 /// Opens (truncates) `path`; the error names the file.
 [[nodiscard]] expected<std::unique_ptr<line_sink>> make_jsonl_sink(const std::string& path);
 /// Binds a PUB socket at `endpoint` (tcp://HOST:PORT, ipc://...); the error

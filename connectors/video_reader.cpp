@@ -58,10 +58,18 @@ expected<std::unique_ptr<video_reader>> video_reader::open(const video_reader_co
       const int ms = static_cast<int>(c.timeout_s * 1000);
       opened = p->capture.open(c.source, cv::CAP_FFMPEG,
                                {cv::CAP_PROP_OPEN_TIMEOUT_MSEC, ms, cv::CAP_PROP_READ_TIMEOUT_MSEC, ms});
+    } else if (c.source.find('%') != std::string::npos) {
+      opened = p->capture.open(c.source, cv::CAP_IMAGES);  // an image sequence, frame_%04d.png
     } else {
-      opened = p->capture.open(c.source);
+      // FFmpeg alone (it comes first for files anyway): a file it cannot read
+      // is not then handed to GStreamer and the image reader, whose failures
+      // print screens of warnings around the one line that matters.
+      opened = p->capture.open(c.source, cv::CAP_FFMPEG);
     }
-    if (!opened) return error{errc::not_found, "cannot open video source '" + c.source + "'"};
+    if (!opened)
+      return error{errc::not_found, is_network_source(c.source)
+                                        ? "cannot open video source '" + c.source + "'"
+                                        : "cannot read " + c.source + " as a video (FFmpeg cannot open it)"};
   } catch (const cv::Exception& e) {
     return error{errc::io_error, "cannot open video source '" + c.source + "': " + e.what()};
   }

@@ -311,7 +311,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     ss.retries = c.retries;
     ss.max_in_flight = spec.flow.max_in_flight;
     ss.queue = spec.flow.queue;
-    ss.policy = spec.flow.policy;
+    ss.policy = spec.flow.policy_by_hand ? spec.flow.policy : ss.live ? drop_policy::drop_oldest : drop_policy::block;
     ss.pace_fps = c.pace_fps;
     sources.push_back(open_camera(ss));
   }
@@ -552,6 +552,10 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     std::fprintf(stderr, "warning: the %s did not answer the final count within 5 s; its figures below are missing\n",
                  stage.c_str());
   facts.finished = outcome.finished;
+  for (const auto& c : spec.cameras) {
+    facts.pace_fps += c.pace_fps;
+    facts.paced_cameras += c.pace_fps > 0;
+  }
   if (spec.ingest.enabled) facts.ingest = outcome.ingest;
   if (g.requests) facts.requests = std::make_pair(g.requests->served(), g.requests->rejected());
   const auto summary = summarize(std::move(facts));

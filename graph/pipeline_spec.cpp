@@ -46,6 +46,7 @@ void read_pipeline(table_reader& r, pipeline_spec& s) {
   f.shards = static_cast<int>(r.integer("shards", 1, 64).value_or(f.shards));
   f.progress_seconds = r.number("progress_seconds", 0.0, 3600.0).value_or(f.progress_seconds);
   if (auto p = r.string("drop_policy")) {
+    f.policy_by_hand = true;
     if (*p == "drop_oldest") f.policy = drop_policy::drop_oldest;
     else if (*p == "drop_newest") f.policy = drop_policy::drop_newest;
     else if (*p == "block") f.policy = drop_policy::block;

@@ -43,7 +43,11 @@ struct camera_spec {
 
 struct flow_spec {
   int max_in_flight = 4;  ///< frames per camera between decode and the sinks
+  /// Set by hand for every camera; otherwise a file camera blocks (reads
+  /// no faster than the pipeline takes frames: none dropped) and a network
+  /// camera drops its oldest frame (it cannot wait).
   drop_policy policy = drop_policy::drop_oldest;
+  bool policy_by_hand = false;
   int queue = 2;          ///< frames a camera holds back before its drop policy acts
   int hashers = 2;
   int shards = 2;

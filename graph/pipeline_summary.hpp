@@ -25,6 +25,8 @@ struct run_facts {
   std::optional<bool> random_weights;        ///< in-process encoder only
   std::optional<std::uint64_t> state_bytes;  ///< one stream's token store (in-process encoder only)
   std::vector<actors::source_counters> finished;  ///< every camera, network ones included
+  double pace_fps = 0;    ///< the rate the paced cameras deliver together ([[camera]] pace_fps)
+  int paced_cameras = 0;  ///< how many cameras are paced
   pipeline_snapshot final;                        ///< the probe's last collection
   std::optional<actors::ingest_counters> ingest;
   std::optional<actors::answerer_counters> answers;
@@ -32,7 +34,7 @@ struct run_facts {
 };
 
 /// Prints the summary and returns it; "accounted" says whether every frame
-/// read was encoded, dropped or failed.
+/// read was encoded, dropped or failed. What failed is printed first.
 [[nodiscard]] nlohmann::json summarize(run_facts facts);
 
 }  // namespace vlcache::graph

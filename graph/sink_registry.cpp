@@ -12,10 +12,20 @@ std::string option(const sink_spec& s, const std::string& key) {
 
 std::vector<sink_kind_info> make_registry() {
   std::vector<sink_kind_info> kinds;
-  kinds.push_back({"console", "one JSON line per frame on standard output", {},
-                   [](const sink_spec&, const std::string&) { return std::vector<std::string>{}; },
-                   [](const sink_spec&, const auto&) -> expected<std::unique_ptr<connectors::line_sink>> {
-                     return connectors::make_console_sink();
+  kinds.push_back({"console", "answers on standard output, one readable line each",
+                   {{"show", "answers (default), frames (answer and frame lines) or json (every line as JSON)",
+                     "answers", false}},
+                   [](const sink_spec& s, const std::string& where) {
+                     std::vector<std::string> errors;
+                     const auto show = option(s, "show");
+                     if (!show.empty() && !connectors::parse_console_show(show))
+                       errors.push_back(where + "show: '" + show + "' (answers, frames or json)");
+                     return errors;
+                   },
+                   [](const sink_spec& s, const auto&) -> expected<std::unique_ptr<connectors::line_sink>> {
+                     const auto show = option(s, "show");
+                     return connectors::make_console_sink(
+                         show.empty() ? connectors::console_show::answers : *connectors::parse_console_show(show));
                    }});
   kinds.push_back({"jsonl", "one JSON line per frame appended to a file",
                    {{"path", "the output file (its folder must exist)", "", true}},
