@@ -14,8 +14,9 @@ long long now_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count();
 }
 
-/// The frame at twice its size with the recomputed patches tinted red and
-/// the patch grid drawn faintly.
+/// The frame at twice its size with the patch grid drawn faintly and the
+/// recomputed patches outlined: an outline, not a tint, so that the colours
+/// inside (which questions ask about) stay true.
 std::string render_jpeg(const view_frame& f) {
   const int size = f.image->size;
   cv::Mat rgb(size, size, CV_8UC3, const_cast<std::uint8_t*>(f.image->rgb.data()));
@@ -25,24 +26,23 @@ std::string render_jpeg(const view_frame& f) {
   cv::resize(bgr, bgr, cv::Size(size * scale, size * scale), 0, 0, cv::INTER_NEAREST);
   const int side = std::max(1, f.grid_side);
   const double cell = static_cast<double>(bgr.cols) / side;
-  cv::Mat tint = bgr.clone();
+  for (int i = 1; i < side; ++i) {
+    const int x = static_cast<int>(i * cell);
+    cv::line(bgr, cv::Point(x, 0), cv::Point(x, bgr.rows - 1), cv::Scalar(90, 90, 90), 1);
+    cv::line(bgr, cv::Point(0, x), cv::Point(bgr.cols - 1, x), cv::Scalar(90, 90, 90), 1);
+  }
+  const int thickness = cell >= 24 ? 2 : 1;
   auto mark = [&](int p) {
     const int r = p / side, c = p % side;
-    cv::rectangle(tint, cv::Point(static_cast<int>(c * cell), static_cast<int>(r * cell)),
+    cv::rectangle(bgr, cv::Point(static_cast<int>(c * cell), static_cast<int>(r * cell)),
                   cv::Point(static_cast<int>((c + 1) * cell) - 1, static_cast<int>((r + 1) * cell) - 1),
-                  cv::Scalar(0, 0, 255), cv::FILLED);
+                  cv::Scalar(255, 255, 255), thickness);
   };
   if (f.full) {
     for (int p = 0; p < side * side; ++p) mark(p);
   } else if (f.positions) {
     for (int p : *f.positions)
       if (p >= 0 && p < side * side) mark(p);
-  }
-  cv::addWeighted(tint, 0.45, bgr, 0.55, 0.0, bgr);
-  for (int i = 1; i < side; ++i) {
-    const int x = static_cast<int>(i * cell);
-    cv::line(bgr, cv::Point(x, 0), cv::Point(x, bgr.rows - 1), cv::Scalar(90, 90, 90), 1);
-    cv::line(bgr, cv::Point(0, x), cv::Point(bgr.cols - 1, x), cv::Scalar(90, 90, 90), 1);
   }
   std::vector<std::uint8_t> out;
   cv::imencode(".jpg", bgr, out, {cv::IMWRITE_JPEG_QUALITY, 85});
@@ -149,6 +149,11 @@ std::string live_view::address() const {
 
 void live_view::watched() { last_watch_ms_ = now_ms(started_); }
 
+void live_view::mark_ended() {
+  long long running = -1;
+  ended_ms_.compare_exchange_strong(running, now_ms(started_));
+}
+
 void live_view::offer_frame(view_frame frame) {
   const auto now = std::chrono::steady_clock::now();
   const long second = static_cast<long>(now_ms(started_) / 1000);
@@ -192,7 +197,11 @@ void live_view::write(const std::string& topic, const std::string& line) {
 
 nlohmann::json live_view::state_json() {
   nlohmann::json counters = counters_ ? counters_() : nlohmann::json::object();
-  nlohmann::json out{{"title", title_}, {"uptime_s", now_ms(started_) / 1000.0}, {"streams", nlohmann::json::array()}};
+  const long long ended = ended_ms_.load();
+  nlohmann::json out{{"title", title_},
+                     {"uptime_s", (ended >= 0 ? ended : now_ms(started_)) / 1000.0},
+                     {"ended", ended >= 0},
+                     {"streams", nlohmann::json::array()}};
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& [name, s] : streams_) {
     nlohmann::json series = nlohmann::json::array();

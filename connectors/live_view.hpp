@@ -3,7 +3,7 @@
 /// The live web view of a running pipeline (cpp-httplib, one server thread):
 ///
 ///   /                 a page with, per camera, the latest frame with its
-///                     recomputed patches as a heat overlay, the share of
+///                     recomputed patches outlined (colours stay true), the share of
 ///                     tokens computed over the last minutes as a chart, the
 ///                     latest answers with their latencies, the counters
 ///   /api/state        the page's numbers as JSON (polled once a second)
@@ -76,6 +76,9 @@ class live_view : public line_sink {
   /// Stops serving and joins the server thread (before the pipeline's actors go).
   void stop();
 
+  /// The run is over: the page says so and its clock stops (the numbers are final).
+  void mark_ended();
+
   /// Cheap, thread-safe: called for every frame.
   void offer_frame(view_frame frame);
   /// As a sink: keeps the answer lines (frame lines are ignored).
@@ -119,6 +122,7 @@ class live_view : public line_sink {
   std::map<std::string, stream_view> streams_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::atomic<long long> last_watch_ms_{-1000000000};
+  std::atomic<long long> ended_ms_{-1};  // -1 while the run goes on
   std::atomic<std::uint64_t> kept_{0};
   std::atomic<std::uint64_t> unauthorized_{0};
 };

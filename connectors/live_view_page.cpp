@@ -10,29 +10,34 @@ const std::string& live_view_page() {
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:16px;background:#111;color:#ddd}
 h1{font-size:18px;margin:0 0 8px} .muted{color:#888}
-#streams{display:flex;flex-wrap:wrap;gap:16px}
-.cam{background:#1c1c1c;border:1px solid #333;border-radius:6px;padding:10px;width:470px}
-.cam h2{font-size:16px;margin:0 0 6px} .cam img{width:448px;height:448px;background:#000;display:block}
-canvas{background:#000;display:block;margin-top:6px}
+#rate{font-size:15px;margin:4px 0 10px;color:#cde}
+.ended #status{color:#fc6;font-weight:bold}
+/* As many columns as fit at 300 px or more, never more than 4: the cameras fill the window. */
+#streams{display:grid;gap:12px;grid-template-columns:repeat(auto-fit,minmax(max(300px,calc((100% - 36px) / 4)),1fr))}
+.cam{background:#1c1c1c;border:1px solid #333;border-radius:6px;padding:10px;min-width:0}
+.cam h2{font-size:16px;margin:0 0 6px} .cam img{width:100%;aspect-ratio:1/1;background:#000;display:block}
+canvas{background:#000;display:block;margin-top:6px;width:100%;height:90px}
 table{border-collapse:collapse;margin-top:6px} td{padding:1px 8px 1px 0}
 .answer{border-top:1px solid #333;padding:4px 0;font-size:13px} .answer b{color:#9cf}
 .random{color:#e96} .right{color:#8d8} .wrong{color:#f77}
 </style></head>
 <body>
 <h1 id="title">vlcache</h1>
-<div class="muted">red patches were recomputed by the vision encoder; the rest came from the cache.
-Updated every second. <span id="status">connecting...</span></div>
+<div class="muted">patches outlined in white were recomputed by the vision encoder; the rest came from the
+cache (an outline, so the colours inside stay true). Updated every second. <span id="status">connecting...</span></div>
+<div id="rate">-</div>
 <div id="streams"></div>
 <script>
 "use strict";
 const cams = {};
+let last = null;  // {t, encoded}: the previous tick's totals, for the pipeline's rate
 // A view with a token is opened as /?token=...: its requests carry it on.
 const token = new URLSearchParams(location.search).get("token");
 const auth = token ? "?token=" + encodeURIComponent(token) : "";
 function card(name) {
   const d = document.createElement("div");
   d.className = "cam"; d.dataset.stream = name;
-  d.innerHTML = '<h2></h2><img alt="latest frame"><canvas width="448" height="90"></canvas>' +
+  d.innerHTML = '<h2></h2><img alt="latest frame"><canvas height="90"></canvas>' +
     '<table><tr><td>frame</td><td class="seq">-</td><td>hit rate</td><td class="hit">-</td></tr>' +
     '<tr><td>read</td><td class="read">-</td><td>encoded</td><td class="encoded">-</td></tr>' +
     '<tr><td>dropped</td><td class="dropped">-</td><td>failed</td><td class="failed">-</td></tr>' +
@@ -46,22 +51,37 @@ function card(name) {
   document.getElementById("streams").appendChild(d);
   return {el: d, frameSeq: -1};
 }
+// The time axis spans the run so far (at least 10 s, at most the 5 minutes kept).
 function chart(canvas, series) {
-  const g = canvas.getContext("2d"), w = canvas.width, h = canvas.height;
+  const w = canvas.width = Math.max(200, Math.round(canvas.clientWidth)), h = canvas.height;
+  const g = canvas.getContext("2d");
   g.clearRect(0, 0, w, h);
   g.strokeStyle = "#333"; g.beginPath();
   for (const f of [0.25, 0.5, 0.75]) { g.moveTo(0, h - f * h); g.lineTo(w, h - f * h); }
   g.stroke();
+  const t1 = series.length ? series[series.length - 1][0] : 0;
+  const span = series.length ? Math.min(300, Math.max(10, t1 - series[0][0] + 1)) : 10, t0 = t1 - span;
+  canvas.dataset.span = span;
   g.fillStyle = "#888"; g.font = "10px sans-serif";
-  g.fillText("share of tokens computed (1 s buckets, last 5 min; line: 100 %)", 4, 11);
+  g.fillText("share of tokens computed, last " + span.toFixed(0) + " s (1 s buckets; top: 100 %)", 4, 11);
   if (series.length < 1) return;
-  const t1 = series[series.length - 1][0], t0 = t1 - 300;
   g.strokeStyle = "#f55"; g.lineWidth = 1.5; g.beginPath();
   series.forEach(([t, v], i) => {
-    const x = (t - t0) / 300 * w, y = h - v * h;
+    const x = (t - t0) / span * w, y = h - v * h;
     if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
   });
   g.stroke();
+}
+// What the layout came to, for people checking it (and the layout test).
+function measureLayout() {
+  const box = document.getElementById("streams");
+  const cols = getComputedStyle(box).gridTemplateColumns.split(" ").filter(x => x).length;
+  let right = 0;
+  for (const c of box.children) right = Math.max(right, c.getBoundingClientRect().right);
+  document.body.dataset.columns = cols;
+  document.body.dataset.overflow = right > window.innerWidth ? 1 : 0;
+  document.body.dataset.fill = (box.children.length ? (right - box.getBoundingClientRect().left) /
+                                box.clientWidth : 0).toFixed(3);
 }
 function text(el, cls, v) { el.querySelector("." + cls).textContent = v; }
 async function tick() {
@@ -69,7 +89,17 @@ async function tick() {
     const r = await fetch("/api/state" + auth, {cache: "no-store"});
     const s = await r.json();
     document.getElementById("title").textContent = "vlcache: " + s.title;
-    document.getElementById("status").textContent = "up " + s.uptime_s.toFixed(0) + " s";
+    document.body.classList.toggle("ended", !!s.ended);
+    document.getElementById("status").textContent = s.ended
+      ? "run ended after " + s.uptime_s.toFixed(0) + " s: the numbers are final" : "up " + s.uptime_s.toFixed(0) + " s";
+    let encoded = 0, answered = 0;
+    for (const st of s.streams) { encoded += (st.counters || {}).encoded ?? 0; answered += st.answered; }
+    const rate = last && s.uptime_s > last.t ? (encoded - last.encoded) / (s.uptime_s - last.t) : null;
+    last = {t: s.uptime_s, encoded};
+    document.getElementById("rate").textContent = "pipeline: " +
+      (s.ended ? encoded + " frames in " + s.uptime_s.toFixed(0) + " s (" + (encoded / Math.max(1e-9, s.uptime_s)).toFixed(1) +
+                 " frames/s)" : (rate === null ? "-" : rate.toFixed(1)) + " frames/s now") +
+      ", " + s.streams.length + " camera(s), " + answered + " answers";
     for (const st of s.streams) {
       const c = cams[st.name] || (cams[st.name] = card(st.name));
       const k = st.counters || {};
@@ -118,12 +148,14 @@ async function tick() {
         box.appendChild(d);
       }
     }
+    measureLayout();
   } catch (e) {
     document.getElementById("status").textContent = "pipeline not reachable (" + e + ")";
   }
 }
 tick();
 setInterval(tick, 1000);
+window.addEventListener("resize", measureLayout);
 </script>
 </body></html>
 )PAGE";

@@ -47,7 +47,11 @@ pipeline_snapshot pipeline_probe::collect(std::chrono::milliseconds timeout) {
   s.pipeline = pipeline_;
   s.insecure = insecure_;
   s.auth_refused = connectors::curve_refused_total();
-  s.uptime_s = seconds_since(started_);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    s.running = !ended_at_s_;
+    s.uptime_s = ended_at_s_.value_or(seconds_since(started_));
+  }
   caf::scoped_actor self{sys_};
   std::map<stream_id, actors::source_counters> all = finished;
   auto silent = [&](const std::string& stage) { return [&s, stage](const caf::error&) { s.unanswered.push_back(stage); }; };
@@ -98,6 +102,11 @@ void histogram(std::ostringstream& o, const std::string& name, const std::string
 
 }  // namespace
 
+void pipeline_probe::mark_ended() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!ended_at_s_) ended_at_s_ = seconds_since(started_);
+}
+
 std::string to_prometheus(const pipeline_snapshot& s) {
   std::ostringstream o;
   o.precision(10);
@@ -105,8 +114,8 @@ std::string to_prometheus(const pipeline_snapshot& s) {
     o << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
   };
   auto stream_of = [](const actors::source_counters& c) { return "stream=\"" + label_value(c.name) + "\""; };
-  family("vlcache_up", "gauge", "1 while the pipeline runs.");
-  o << "vlcache_up{pipeline=\"" << label_value(s.pipeline) << "\"} 1\n";
+  family("vlcache_up", "gauge", "1 while the pipeline runs; 0 once the run is over (the view held open after it).");
+  o << "vlcache_up{pipeline=\"" << label_value(s.pipeline) << "\"} " << (s.running ? 1 : 0) << "\n";
   family("vlcache_stage_answered", "gauge",
          "1 when the stage answered this scrape in time; 0: its series below are absent or stale.");
   for (const char* stage : {"encoder", "delivery", "answerer"})

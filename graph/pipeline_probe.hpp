@@ -27,7 +27,8 @@ namespace vlcache::graph {
 
 struct pipeline_snapshot {
   std::string pipeline;
-  double uptime_s = 0;
+  double uptime_s = 0;  ///< frozen at the end once the run is over
+  bool running = true;  ///< false once the run is over (a view held open after it)
   std::vector<actors::source_counters> sources;  ///< by stream id
   actors::encoder_counters encoder;
   actors::latency_report latency;
@@ -53,6 +54,9 @@ class pipeline_probe {
   /// A source that ended: its final counters stand for it from now on.
   void source_finished(const actors::source_counters& counters);
 
+  /// The run is over: from now on snapshots say so (vlcache_up 0) and the uptime stops.
+  void mark_ended();
+
   /// Asks every live stage (each answer waited for at most `timeout`).
   [[nodiscard]] pipeline_snapshot collect(std::chrono::milliseconds timeout = std::chrono::milliseconds(500));
 
@@ -61,6 +65,7 @@ class pipeline_probe {
   std::string pipeline_;
   bool insecure_ = false;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::optional<double> ended_at_s_;  // under mutex_
   std::mutex mutex_;
   actors::encoder_stats_actor encoder_;
   actors::delivery_stats_actor delivery_;

@@ -559,6 +559,8 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   if (spec.ingest.enabled) facts.ingest = outcome.ingest;
   if (g.requests) facts.requests = std::make_pair(g.requests->served(), g.requests->rejected());
   const auto summary = summarize(std::move(facts));
+  probe.mark_ended();
+  if (g.view) g.view->mark_ended();
   if (!options.summary_json.empty()) {
     std::ofstream f(options.summary_json);
     if (!f) std::fprintf(stderr, "error: cannot write '%s'\n", options.summary_json.c_str());

@@ -5,7 +5,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
 #include "connectors/answer_json.hpp"
+#include "connectors/image_file.hpp"
 #include "connectors/live_view.hpp"
 
 namespace vlcache::connectors {
@@ -113,6 +118,55 @@ TEST(live_view, a_token_guards_every_path_but_healthz) {
   EXPECT_NE(ok->body.find("vlcache_http_unauthorized_total 6"), std::string::npos) << ok->body;
   EXPECT_EQ(http.Get("/?token=0123456789abcdef0123")->status, 200);
   EXPECT_EQ((*view)->unauthorized(), 6u);
+}
+
+TEST(live_view, recomputed_patches_are_outlined_and_keep_their_colours) {
+  live_view_options o;
+  o.port = port + 4;
+  auto view = live_view::start(o, "t", nullptr, nullptr);
+  ASSERT_TRUE(view) << view.err().message;
+  httplib::Client http("127.0.0.1", o.port);
+  ASSERT_TRUE(http.Get("/api/state"));  // someone watches
+  auto f = frame(1);
+  auto green = std::make_shared<preprocessed_image>();
+  green->size = 64;
+  for (int i = 0; i < 64 * 64; ++i) green->rgb.insert(green->rgb.end(), {0, 200, 0});
+  f.image = green;
+  f.full = true;  // every patch recomputed: every one marked
+  (*view)->offer_frame(f);
+  auto jpeg = http.Get("/frame/gate.jpg");
+  ASSERT_TRUE(jpeg);
+  ASSERT_EQ(jpeg->status, 200);
+  const auto path = std::filesystem::temp_directory_path() / "vlcache_outline_test.jpg";
+  std::ofstream(path, std::ios::binary) << jpeg->body;
+  auto img = read_image(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(img) << img.err().message;
+  ASSERT_EQ(img->width, 128);  // shown at twice its size
+  // The middle of a patch (4x4 grid: cells of 32 px) keeps its green.
+  const auto at = [&](int x, int y, int c) { return img->bgr[(static_cast<std::size_t>(y) * img->width + x) * 3 + c]; };
+  EXPECT_NEAR(at(16, 16, 1), 200, 12) << "green";
+  EXPECT_LT(at(16, 16, 2), 30) << "no red tint";
+  EXPECT_LT(at(16, 16, 0), 30);
+  // Its border is marked, in white.
+  EXPECT_GT(at(16, 0, 2), 200);
+  EXPECT_GT(at(16, 0, 0), 200);
+}
+
+TEST(live_view, an_ended_run_says_so_and_its_clock_stops) {
+  live_view_options o;
+  o.port = port + 5;
+  auto view = live_view::start(o, "t", nullptr, nullptr);
+  ASSERT_TRUE(view) << view.err().message;
+  httplib::Client http("127.0.0.1", o.port);
+  auto j = nlohmann::json::parse(http.Get("/api/state")->body);
+  EXPECT_FALSE(j["ended"].get<bool>());
+  (*view)->mark_ended();
+  j = nlohmann::json::parse(http.Get("/api/state")->body);
+  EXPECT_TRUE(j["ended"].get<bool>());
+  const double first = j["uptime_s"];
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(nlohmann::json::parse(http.Get("/api/state")->body)["uptime_s"].get<double>(), first);
 }
 
 TEST(live_view, a_bad_certificate_is_named) {
