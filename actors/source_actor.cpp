@@ -125,9 +125,16 @@ void admit(self_ptr self, const image_view& view, double capture_ms, steady::tim
   job.read_at = steady::now();
   // A rendered scene knows what this frame answers: the question travels
   // with the frame, so an answer can be scored against the truth.
-  if (s.settings.truth && source_index && *source_index < s.settings.truth->questions.size())
-    if (auto q = question_for(s.settings.truth->questions[*source_index], *source_index))
+  if (s.settings.truth && source_index && *source_index < s.settings.truth->questions.size()) {
+    const auto& known = s.settings.truth->questions[*source_index];
+    if (!s.settings.question.empty()) {
+      const auto it = std::find_if(known.begin(), known.end(),
+                                   [&](const scene_question& q) { return q.question == s.settings.question; });
+      if (it != known.end()) job.asked = std::make_shared<const scene_question>(*it);
+    } else if (auto q = question_for(known, *source_index)) {
       job.asked = std::make_shared<const scene_question>(std::move(*q));
+    }
+  }
   dispatch(self, s.flow->admit(std::move(job)));
 }
 

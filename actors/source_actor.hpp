@@ -53,6 +53,9 @@ struct source_settings {
   /// The scene's truth when the source is a rendered scene folder: each
   /// frame carries one of its known questions (core/scene_questions).
   std::shared_ptr<const connectors::scene_truth> truth;
+  /// The pipeline's own question ([llm] question), when it set one: asked
+  /// of a scene's frames instead of theirs, scored where the frame knows it.
+  std::string question;
 };
 
 struct source_counters {

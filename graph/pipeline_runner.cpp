@@ -305,6 +305,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     ss.video = {truths[i] ? truths[i]->frames_pattern : c.source, c.fps, c.start_frame, c.max_frames, c.timeout_s};
     ss.live = connectors::is_network_source(ss.video.source);
     ss.truth = truths[i];
+    if (spec.llm.question_by_hand) ss.question = spec.llm.question;
     ss.preprocess = spec.cache.preprocess;
     ss.preprocess.pad_to_square = c.pad_to_square;
     ss.loop = c.loop;

@@ -119,6 +119,7 @@ void read_llm(table_reader& r, llm_spec& l) {
   l.enabled = r.boolean("enabled").value_or(true);
   l.model = model_path(r, "model").value_or("");
   l.tokenizer = r.path("tokenizer").value_or("");
+  l.question_by_hand = r.string("question").has_value();
   l.question = r.string("question").value_or(l.question);
   auto& a = l.answer;
   a.prompt_template = r.string("template").value_or(a.prompt_template);

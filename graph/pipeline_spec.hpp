@@ -93,6 +93,7 @@ struct llm_spec {
   std::string model;      ///< preset or LLaVA folder; empty: [encoder].model
   std::string tokenizer;  ///< sentencepiece model; empty: the folder's tokenizer.model
   std::string question = "What is happening in this frame?";
+  bool question_by_hand = false;  ///< set: asked of scene cameras too, instead of their own questions
   answer_options answer;  ///< template, sampling, KV reuse
   answer_policy_config policy{10, 0.0, true};
   std::string request_endpoint;  ///< tcp://HOST:PORT: a REP socket for on-demand questions
