@@ -166,6 +166,9 @@ int main(int argc, char** argv) {
     const auto r = vlcache::graph::load_pipeline(validate_file);
     for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.c_str());
     if (!r.ok()) return 1;
+    const auto unreadable = vlcache::graph::check_camera_files(r.spec);
+    for (const auto& e : unreadable) std::fprintf(stderr, "%s: %s\n", validate_file.c_str(), e.c_str());
+    if (!unreadable.empty()) return 1;
     std::printf("%s: valid: %zu camera(s), model %s, %d/%d grid\n", validate_file.c_str(), r.spec.cameras.size(),
                 r.spec.encoder.model.c_str(), r.spec.cache.grid.image_size, r.spec.cache.grid.patch_size);
     return 0;

@@ -447,6 +447,25 @@ std::vector<std::string> validate(const pipeline_spec& s) {
   return errors;
 }
 
+std::vector<std::string> check_camera_files(const pipeline_spec& spec) {
+  std::vector<std::string> errors;
+  for (std::size_t i = 0; i < spec.cameras.size(); ++i) {
+    const auto& c = spec.cameras[i];
+    if (connectors::is_network_source(c.source) || connectors::is_scene_folder(c.source)) continue;
+    const std::string key = "[camera[" + std::to_string(i) + "]].source: ";
+    auto reader = connectors::video_reader::open({c.source, 0.0, c.start_frame, 1, 0.0});
+    if (!reader) {
+      errors.push_back(key + reader.err().message);
+      continue;
+    }
+    if (auto frame = (*reader)->read(); !frame)
+      errors.push_back(key + c.source + " opens but gives no frame" +
+                       (c.start_frame ? " at start_frame " + std::to_string(c.start_frame) : std::string()) + ": " +
+                       frame.err().message);
+  }
+  return errors;
+}
+
 pipeline_result parse_pipeline(std::string_view text, const std::string& origin,
                                const std::filesystem::path& base) {
   pipeline_result out;

@@ -176,6 +176,11 @@ struct pipeline_result {
 /// Reads `path` and parses it with its own folder as the base of relative paths.
 [[nodiscard]] pipeline_result load_pipeline(const std::string& path);
 
+/// Opens every file camera as `run` would and reads its first frame (for
+/// `vlcache validate`; network cameras are not dialled): one error per
+/// camera that cannot be read, naming its key and file.
+[[nodiscard]] std::vector<std::string> check_camera_files(const pipeline_spec& spec);
+
 /// Checks a spec built in code the same way a parsed one is checked.
 [[nodiscard]] std::vector<std::string> validate(const pipeline_spec& spec);
 
