@@ -7,6 +7,8 @@
 #include "connectors/frame_socket.hpp"
 #include "connectors/patch_canvas.hpp"
 #include "connectors/wire_format.hpp"
+#include "core/log_budget.hpp"
+#include "core/stream_name.hpp"
 
 namespace vlcache::actors {
 namespace {
@@ -20,7 +22,8 @@ struct open_stream {
 
 void ingest_actor(caf::blocking_actor* self, ingest_settings settings, stream_wiring wiring, caf::actor monitor) {
   ingest_counters counters;
-  auto socket = connectors::frame_puller::open(settings.endpoint, settings.bind, settings.curve);
+  auto socket = connectors::frame_puller::open(settings.endpoint, settings.bind, settings.curve,
+                                               settings.limits.max_message_bytes + 4096);  // + the header
   if (!socket) {
     counters.error = socket.err().message;
     self->send(monitor, ingest_done_atom::value, counters);
@@ -33,41 +36,55 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, stream_wi
   std::map<std::string, stream_id> ids;
   connectors::patch_canvas_set canvases;  // streams whose cameras ship changed patches
   peer_limits limits(settings.limits);
+  log_budget log_lines;
   const auto started = steady::now();
-  // Counted by reason (`key`), the first few of each logged with the peer.
-  auto refuse = [&](const std::string& key, const std::string& reason, const connectors::pulled_frame& pulled) {
-    const auto n = ++counters.rejected[key];
-    if (n <= 5)
+  // Counted by reason, a fixed set (never an error's own text, which an
+  // attacker chooses); logged with the peer, the first few and then one
+  // line per 10 s with how many were not.
+  auto refuse = [&](const std::string& reason, const std::string& detail, const connectors::pulled_frame& pulled) {
+    ++counters.rejected[reason];
+    if (auto line = log_lines.note(reason, seconds_since(started)))
       caf::aout(self) << "ingest: rejected a message from "
-                      << (pulled.peer.empty() ? "an unknown peer" : pulled.peer) << ": " << reason << "\n";
+                      << (pulled.peer.empty() ? "an unknown peer" : printable(pulled.peer)) << ": " << detail
+                      << (line->suppressed ? " (" + std::to_string(line->suppressed) + " more of these not logged)"
+                                           : std::string())
+                      << "\n";
   };
   while (running) {
     for (auto& pulled : (*socket)->receive(std::chrono::milliseconds(50), 64)) {
       ++counters.messages;
-      auto& frame = pulled.frame;
-      if (frame) {
-        const double now_s = seconds_since(started);
-        const auto verdict = limits.admit(pulled.identity, frame->stream, pulled.bytes, now_s);
-        if (verdict != peer_verdict::admit) {
-          refuse(to_string(verdict), to_string(verdict), pulled);
-          continue;
-        }
+      // The peer's size and rate first, for every message, parsed or not.
+      if (const auto v = limits.admit_message(pulled.identity, pulled.bytes, seconds_since(started));
+          v != peer_verdict::admit) {
+        refuse(to_string(v), to_string(v), pulled);
+        continue;
       }
-      expected<connectors::owned_image> image =
-          !frame ? expected<connectors::owned_image>(frame.err())
-          : frame->encoding == connectors::frame_encoding::patches ? canvases.apply(*frame)
-                                                                   : connectors::decode_frame(*frame);
+      auto& frame = pulled.frame;
+      if (!frame) {
+        refuse("malformed message", frame.err().message, pulled);
+        continue;
+      }
+      // Then whether the stream is the peer's (nothing registered yet).
+      const bool known = streams.count(frame->stream) > 0;
+      if (const auto v = limits.may_use(pulled.identity, frame->stream); v != peer_verdict::admit) {
+        refuse(to_string(v), std::string(to_string(v)) + " ('" + frame->stream + "')", pulled);
+        continue;
+      }
+      if (!known && static_cast<int>(streams.size()) >= settings.max_streams) {
+        refuse("too many streams", "the pipeline holds " + std::to_string(settings.max_streams) +
+                                       " streams ([ingest].max_streams)", pulled);
+        continue;
+      }
+      expected<connectors::owned_image> image = frame->encoding == connectors::frame_encoding::patches
+                                                    ? canvases.apply(*frame)
+                                                    : connectors::decode_frame(*frame);
       if (!image) {
-        const auto& reason = image.err().message;
-        refuse(reason.substr(0, reason.find(':', 15)), reason, pulled);
+        refuse("undecodable image", image.err().message, pulled);
         continue;
       }
       auto it = streams.find(frame->stream);
       if (it == streams.end()) {
-        if (static_cast<int>(streams.size()) >= settings.max_streams) {
-          ++counters.rejected["too many streams"];
-          continue;
-        }
+        limits.open(pulled.identity, frame->stream);  // a good frame: the stream is the peer's now
         auto ss = settings.source;
         ss.name = frame->stream;
         ss.stream = next_id++;

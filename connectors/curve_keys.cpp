@@ -125,4 +125,48 @@ expected<std::vector<std::string>> read_allowed_keys(const std::string& path) {
   return keys;
 }
 
+namespace {
+
+/// "a, b ,c" -> {a, b, c}
+std::set<std::string> stream_list(const std::string& v) {
+  std::set<std::string> out;
+  std::size_t at = 0;
+  while (at <= v.size()) {
+    const auto comma = std::min(v.find(',', at), v.size());
+    auto name = v.substr(at, comma - at);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (!name.empty()) out.insert(name);
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+expected<std::map<std::string, std::set<std::string>>> read_allowed_streams(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::map<std::string, std::set<std::string>> out;
+  std::vector<std::string> files;
+  if (fs::is_directory(path, ec)) {
+    for (const auto& e : fs::directory_iterator(path, ec))
+      if (e.is_regular_file() && e.path().extension() == ".pub") files.push_back(e.path().string());
+  } else {
+    files.push_back(path);
+  }
+  for (const auto& f : files) {
+    auto a = read_assignments(f);
+    if (!a) return a.err();
+    std::string key;  // the entry a streams line belongs to: the public-key line above it
+    for (const auto& [n, v] : *a) {
+      if (n == "public-key") key = v;
+      else if (n == "streams" && key.empty())
+        return error{errc::invalid_argument, f + ": a streams line before any public-key line"};
+      else if (n == "streams") out[key] = stream_list(v);
+    }
+  }
+  return out;
+}
+
 }  // namespace vlcache::connectors

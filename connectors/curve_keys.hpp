@@ -7,6 +7,8 @@
 /// and read back with errors that name the file.
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,9 @@ struct curve_key_pair {
 struct curve_server_keys {
   curve_key_pair own;
   std::vector<std::string> allowed;  ///< Z85 public keys
+  /// Keys whose entry names the streams they may open (`streams = "a, b"`
+  /// after the key's public-key line, or in its .pub file); others may open any.
+  std::map<std::string, std::set<std::string>> streams;
 };
 
 /// What a client (camera, listener, requester) needs: its pair and the
@@ -52,5 +57,7 @@ struct curve_client_keys {
 /// Client keys allowed in: every *.pub file of a folder, or one file listing
 /// public-key lines. An empty list is an error (nobody could connect).
 [[nodiscard]] expected<std::vector<std::string>> read_allowed_keys(const std::string& path);
+/// The streams each allowed key may open, where its entry names them.
+[[nodiscard]] expected<std::map<std::string, std::set<std::string>>> read_allowed_streams(const std::string& path);
 
 }  // namespace vlcache::connectors

@@ -2,6 +2,8 @@
 
 #include <opencv2/imgcodecs.hpp>
 
+#include "connectors/jpeg_size.hpp"
+
 namespace vlcache::connectors {
 
 expected<owned_image> decode_frame(const wire_frame& f) {
@@ -15,6 +17,18 @@ expected<owned_image> decode_frame(const wire_frame& f) {
     out.bgr = f.payload;
     return out;
   }
+  // The JPEG's own frame header first: a small message can claim a huge
+  // image, and nothing is decoded (allocated) unless it is what the wire
+  // header, already bounded, says.
+  const auto declared = read_jpeg_size(f.payload.data(), f.payload.size());
+  if (!declared)
+    return error{errc::invalid_argument, "frame message: the JPEG payload of stream '" + f.stream +
+                                             "' has no JPEG frame header"};
+  if (declared->width != out.width || declared->height != out.height)
+    return error{errc::invalid_argument, "frame message: JPEG of stream '" + f.stream + "' declares " +
+                                             std::to_string(declared->width) + "x" + std::to_string(declared->height) +
+                                             ", the header says " + std::to_string(f.width) + "x" +
+                                             std::to_string(f.height) + " (not decoded)"};
   cv::Mat m;
   try {
     m = cv::imdecode(cv::Mat(1, static_cast<int>(f.payload.size()), CV_8UC1, const_cast<std::uint8_t*>(f.payload.data())),

@@ -16,7 +16,8 @@ frame_puller::frame_puller(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 frame_puller::~frame_puller() = default;
 
 expected<std::unique_ptr<frame_puller>> frame_puller::open(const std::string& endpoint, bool bind,
-                                                           const std::optional<curve_server_keys>& curve) {
+                                                           const std::optional<curve_server_keys>& curve,
+                                                           std::uint64_t max_message_bytes) {
   auto p = std::make_unique<impl>();
   try {
     if (curve) {
@@ -25,6 +26,9 @@ expected<std::unique_ptr<frame_puller>> frame_puller::open(const std::string& en
     }
     p->pull.set(zmq::sockopt::linger, 0);
     p->pull.set(zmq::sockopt::rcvhwm, 64);  // bounded: camera nodes block or drop when we fall behind
+    // libzmq drops the connection of a peer whose message is larger, before
+    // allocating it: a 1 GiB message costs nothing.
+    p->pull.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(max_message_bytes));
     if (bind) p->pull.bind(endpoint);
     else p->pull.connect(endpoint);
   } catch (const zmq::error_t& e) {

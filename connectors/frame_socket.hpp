@@ -32,7 +32,8 @@ class frame_puller {
   /// Binds (or connects to) `endpoint`; the error names the endpoint. With
   /// `curve`, only the allowed client keys get through (connectors/curve_auth).
   [[nodiscard]] static expected<std::unique_ptr<frame_puller>> open(
-      const std::string& endpoint, bool bind, const std::optional<curve_server_keys>& curve = std::nullopt);
+      const std::string& endpoint, bool bind, const std::optional<curve_server_keys>& curve = std::nullopt,
+      std::uint64_t max_message_bytes = max_wire_bytes);
   ~frame_puller();
 
   /// Waits up to `timeout` for a message, then takes up to `max` that are

@@ -51,6 +51,7 @@ class zmq_sink final : public line_sink {
   explicit zmq_sink(const std::optional<curve_server_keys>& curve, const std::string& endpoint)
       : auth_(curve ? std::make_unique<zap_authenticator>(context_, curve->allowed, "zmq sink " + endpoint) : nullptr),
         socket_(context_, zmq::socket_type::pub) {
+    socket_.set(zmq::sockopt::maxmsgsize, std::int64_t{64} << 10);  // subscriptions only come in: small
     if (curve) make_curve_server(socket_, *curve);
   }
   zmq::context_t context_;

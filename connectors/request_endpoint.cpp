@@ -20,6 +20,9 @@ expected<std::unique_ptr<request_server>> request_server::start(const std::strin
     if (curve) s->auth_ = std::make_shared<zap_authenticator>(*ctx, curve->allowed, "request endpoint " + endpoint);
     auto rep = std::make_shared<zmq::socket_t>(*ctx, zmq::socket_type::rep);
     rep->set(zmq::sockopt::linger, 0);
+    // A question is a few hundred bytes: a larger request drops its sender
+    // before libzmq allocates it.
+    rep->set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(max_question_bytes + 4096));
     if (curve) make_curve_server(*rep, *curve);
     rep->bind(endpoint);
     s->socket_ = rep;
@@ -87,6 +90,7 @@ expected<std::string> ask_endpoint(const std::string& address, const std::string
     zmq::context_t ctx;
     zmq::socket_t req(ctx, zmq::socket_type::req);
     req.set(zmq::sockopt::linger, 0);
+    req.set(zmq::sockopt::maxmsgsize, std::int64_t{16} << 20);  // an answer line is small
     if (curve) make_curve_client(req, *curve);
     if (auto st = connect_and_handshake(ctx, req, endpoint, connect_timeout_s); !st) return st.err();
     const std::string body = nlohmann::json{{"stream", stream}, {"question", question}}.dump();

@@ -1,5 +1,7 @@
 #include "connectors/wire_format.hpp"
 
+#include "core/stream_name.hpp"
+
 #include <cstring>
 
 namespace vlcache::connectors {
@@ -73,6 +75,8 @@ expected<wire_frame> decode_wire(const std::uint8_t* data, std::size_t size) {
   f.stream.assign(reinterpret_cast<const char*>(r.p), name_len);
   r.p += name_len;
   r.left -= name_len;
+  // Names reach logs, JSON and the page: checked here, at the edge.
+  if (auto st = check_stream_name(f.stream); !st) return bad(st.err().message);
   std::uint32_t payload_len = 0;
   if (!r.get(f.seq) || !r.get(f.capture_ms) || !r.get(f.width) || !r.get(f.height) || !r.get(f.channels) ||
       !r.get(payload_len))

@@ -16,6 +16,7 @@ expected<int> listen(const listen_options& o,
     zmq::context_t ctx;
     zmq::socket_t sub(ctx, zmq::socket_type::sub);
     sub.set(zmq::sockopt::linger, 0);
+    sub.set(zmq::sockopt::maxmsgsize, std::int64_t{16} << 20);  // a publisher's line is small
     if (o.curve) make_curve_client(sub, *o.curve);
     if (o.each > 0 && o.streams.empty())
       return error{errc::invalid_argument, "a count per stream needs the streams named"};

@@ -342,6 +342,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     is.endpoint = spec.ingest.endpoint;
     is.bind = spec.ingest.bind;
     is.limits = spec.ingest.limits;
+    if (spec.security.curve) is.limits.allowed_streams = spec.security.curve->streams;
     is.curve = spec.security.curve;
     is.idle_timeout_s = spec.ingest.idle_timeout_s;
     is.max_streams = spec.ingest.max_streams;

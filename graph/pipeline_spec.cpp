@@ -542,7 +542,9 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin,
       if (!connectors::curve_available()) r.fail("secret_key", "this libzmq has no CURVE support");
       else if (!pair) r.fail("secret_key", pair.err().message);
       else if (!allowed) r.fail("allowed_clients", allowed.err().message);
-      else sec.curve = connectors::curve_server_keys{*pair, *allowed};
+      else if (auto streams = connectors::read_allowed_streams(sec.allowed_clients); !streams)
+        r.fail("allowed_clients", streams.err().message);
+      else sec.curve = connectors::curve_server_keys{*pair, *allowed, *streams};
     }
     r.reject_unknown_keys();
   }
