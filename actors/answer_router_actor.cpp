@@ -1,4 +1,5 @@
 #include "actors/answer_router_actor.hpp"
+#include "core/stream_name.hpp"
 
 #include <caf/all.hpp>
 
@@ -22,12 +23,9 @@ answer_router_actor::behavior_type answer_router(answer_router_actor::stateful_p
       [self](ask_atom, const std::string& stream, const std::string& question) -> caf::result<answer_record> {
         auto& s = self->state;
         auto it = s.latest.find(stream);
-        if (it == s.latest.end()) {
-          std::string known;
-          for (const auto& [name, job] : s.latest) known += (known.empty() ? "" : ", ") + name;
-          return to_caf_error({errc::not_found, "no frame of stream '" + stream + "' yet (streams: " +
-                                                    (known.empty() ? "none" : known) + ")"});
-        }
+        if (it == s.latest.end())  // the other streams' names are not the asker's to learn
+          return to_caf_error({errc::not_found, "no frame of stream '" + printable(stream) + "' yet (" +
+                                                    std::to_string(s.latest.size()) + " streams have frames)"});
         answer_job job = it->second;
         job.question = question;
         job.known = nullptr;  // a person's question: the scene's answer was for another

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -89,6 +90,16 @@ status write_key_pair(const curve_key_pair& pair, const std::string& stem) {
 }
 
 expected<curve_key_pair> read_key_pair(const std::string& path) {
+  // A secret others can read is no longer secret: refused, as ssh refuses such a key.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto perms = fs::status(path, ec).permissions();
+  if (!ec && (perms & (fs::perms::group_all | fs::perms::others_all)) != fs::perms::none) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(perms) & 07777u);
+    return error{errc::invalid_argument, "secret key file " + fs::absolute(path).string() + " is open to others (mode " +
+                                             mode + "): chmod 600 it"};
+  }
   auto pub = key_named(path, "public-key");
   if (!pub) return pub.err();
   auto sec = key_named(path, "secret-key");

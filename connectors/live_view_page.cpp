@@ -29,7 +29,7 @@ cache (an outline, so the colours inside stay true). Updated every second. <span
 <div id="streams"></div>
 <script>
 "use strict";
-const cams = {};
+const cams = new Map();  // by stream name: a Map, so "__proto__" is a name like any other
 let last = null;  // {t, encoded}: the previous tick's totals, for the pipeline's rate
 // A view with a token is opened as /?token=...: its requests carry it on.
 const token = new URLSearchParams(location.search).get("token");
@@ -101,7 +101,8 @@ async function tick() {
                  " frames/s)" : (rate === null ? "-" : rate.toFixed(1)) + " frames/s now") +
       ", " + s.streams.length + " camera(s), " + answered + " answers";
     for (const st of s.streams) {
-      const c = cams[st.name] || (cams[st.name] = card(st.name));
+      if (!cams.has(st.name)) cams.set(st.name, card(st.name));
+      const c = cams.get(st.name);
       const k = st.counters || {};
       text(c.el, "seq", st.seq);
       text(c.el, "hit", (100 * st.hit_rate).toFixed(1) + " %");

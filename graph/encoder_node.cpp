@@ -23,8 +23,9 @@ int run_encoder_node(const encoder_node_options& o) {
     return 1;
   }
   if (!is_loopback_host(o.host) && !o.insecure && !o.tls.enabled()) {
-    std::fprintf(stderr, "error: --host: '%s' is beyond loopback without TLS: pass --tls-cert, --tls-key and "
-                         "--tls-ca, or --insecure to serve it anyway\n", o.host.c_str());
+    std::fprintf(stderr, "error: --host: '%s'%s is beyond loopback without TLS: pass --tls-cert, --tls-key and "
+                         "--tls-ca, or --insecure to serve it anyway\n",
+                 o.host.c_str(), o.host.empty() ? " (every interface)" : "");
     return 1;
   }
   if (o.insecure && !o.tls.enabled() && !is_loopback_host(o.host))

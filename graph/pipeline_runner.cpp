@@ -149,6 +149,13 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
                  "tls_key and token_file, or [security] insecure = true\n", bound_host(http).c_str());
     return false;
   }
+  // Keys guard the answers on the sockets; a view without a token would hand
+  // them to any local process.
+  if (!http.empty() && spec.security.curve && spec.view.token.empty() && !spec.security.insecure) {
+    std::fprintf(stderr, "error: --http: the pipeline's sockets need CURVE keys ([security]), so its view needs "
+                 "a token too: set [view] token_file (or [security] insecure = true)\n");
+    return false;
+  }
   if (!http.empty()) {
     const auto address = parse_host_port(http);
     if (!address) {
@@ -566,7 +573,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
   if (!options.summary_json.empty()) {
     std::ofstream f(options.summary_json);
     if (!f) std::fprintf(stderr, "error: cannot write '%s'\n", options.summary_json.c_str());
-    else f << summary.dump(2) << "\n";
+    else f << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   auto& view = g.view;
   if (view) {

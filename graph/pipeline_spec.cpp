@@ -11,6 +11,7 @@
 #include "connectors/video_reader.hpp"
 #include "core/clip_config.hpp"
 #include "core/device_names.hpp"
+#include "core/stream_name.hpp"
 #include "graph/fidelity_profile.hpp"
 #include "graph/host_port.hpp"
 #include "graph/model_input.hpp"
@@ -250,6 +251,7 @@ void resolve_fidelity(pipeline_spec& s, bool every_by_hand, std::vector<std::str
 camera_spec read_camera(table_reader& r, std::size_t index) {
   camera_spec c;
   c.name = r.string("name").value_or("camera" + std::to_string(index));
+  if (auto st = check_stream_name(c.name); !st) r.fail("name", st.err().message);
   if (auto src = r.string("source")) c.source = is_url(*src) ? *src : *r.path("source");
   else r.fail("source", "missing (a video file, image pattern or stream URL)");
   c.fps = r.number("fps", 0.0, 1000.0).value_or(0.0);
@@ -316,11 +318,16 @@ std::string bound_host(const std::string& endpoint) {
   return colon == std::string::npos ? rest : rest.substr(0, colon);
 }
 
+/// An empty host is every interface (CAF's and ZeroMQ's reading), not loopback.
 bool is_loopback_host(const std::string& host) {
-  return host.empty() || host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
 }
 
-bool binds_loopback_only(const std::string& endpoint) { return is_loopback_host(bound_host(endpoint)); }
+bool binds_loopback_only(const std::string& endpoint) {
+  const auto scheme = endpoint.find("://");
+  if (scheme != std::string::npos && endpoint.compare(0, scheme, "tcp") != 0) return true;  // ipc://, inproc://
+  return is_loopback_host(bound_host(endpoint));
+}
 
 std::vector<std::string> validate(const pipeline_spec& s) {
   std::vector<std::string> errors;
@@ -342,6 +349,9 @@ std::vector<std::string> validate(const pipeline_spec& s) {
       beyond_loopback("[sink[" + std::to_string(i) + "]].endpoint", s.sinks[i].options.at("endpoint"), authenticated);
   if (!s.llm.request_endpoint.empty()) beyond_loopback("[llm].request_endpoint", s.llm.request_endpoint, authenticated);
   if (!s.view.http.empty()) beyond_loopback("[view].http", s.view.http, s.view.authenticated());
+  if (!s.view.http.empty() && authenticated && s.view.token.empty() && !s.security.insecure)
+    errors.push_back("[view].http: the pipeline's sockets need CURVE keys ([security]), so its view needs a token "
+                     "too (any local process could read the answers at /api/state): set [view] token_file");
   // The frames cross to the node and the tokens come back: in clear, only on this machine.
   for (const auto& node : s.encoder.remote)
     if (!binds_loopback_only(node) && !s.encoder.tls.enabled() && !s.security.insecure)

@@ -28,6 +28,17 @@ struct temp_dir {
   std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
 
+TEST(curve_keys, a_secret_key_others_can_read_is_refused) {
+  temp_dir dir;
+  ASSERT_TRUE(write_key_pair(*generate_key_pair(), dir / "open"));
+  ASSERT_EQ(::chmod((dir / "open.key").c_str(), 0644), 0);
+  auto pair = read_key_pair(dir / "open.key");
+  ASSERT_FALSE(pair);
+  EXPECT_NE(pair.err().message.find("open to others (mode 0644): chmod 600"), std::string::npos) << pair.err().message;
+  ASSERT_EQ(::chmod((dir / "open.key").c_str(), 0600), 0);
+  EXPECT_TRUE(read_key_pair(dir / "open.key"));
+}
+
 TEST(curve_keys, a_written_pair_reads_back_and_the_secret_is_the_owners_alone) {
   ASSERT_TRUE(curve_available());
   temp_dir dir;

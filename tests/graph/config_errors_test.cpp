@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "connectors/curve_keys.hpp"
 #include "graph/did_you_mean.hpp"
 #include "graph/pipeline_spec.hpp"
 
@@ -122,6 +123,19 @@ TEST(input_from_model, a_processor_that_disagrees_with_the_model_is_refused_nami
   const auto bilinear = model_with_processor(b, R"({"resample": 2})");
   auto q = parse_pipeline("[encoder]\nmodel = \"" + bilinear + "\"\n[llm]\nenabled = false\n" + cam, "t.toml");
   EXPECT_NE(all(q).find("resample is 2; vlcache resizes bicubic (3) only"), std::string::npos) << all(q);
+}
+
+TEST(security_spec, a_keyed_pipeline_view_needs_a_token_even_on_loopback) {
+  scratch s("keyed_view");
+  ASSERT_TRUE(connectors::write_key_pair(*connectors::generate_key_pair(), (s.dir / "pipeline").string()));
+  ASSERT_TRUE(connectors::write_key_pair(*connectors::generate_key_pair(), (s.dir / "camera").string()));
+  const std::string keyed = "[encoder]\nmodel = \"tiny\"\n[security]\nsecret_key = \"pipeline.key\"\n"
+                            "allowed_clients = \"camera.pub\"\n[view]\nhttp = \"127.0.0.1:8080\"\n" + cam;
+  s.write("keyed.toml", keyed);
+  auto r = load_pipeline((s.dir / "keyed.toml").string());
+  EXPECT_NE(all(r).find("[view].http: the pipeline's sockets need CURVE keys ([security]), so its view needs a token"),
+            std::string::npos)
+      << all(r);
 }
 
 }  // namespace

@@ -312,3 +312,15 @@ TEST(pipeline_spec, reference_file_documents_valid_keys) {
 }
 }  // namespace
 }  // namespace vlcache::graph
+
+namespace vlcache::graph {
+namespace {
+TEST(pipeline_spec, empty_hosts_bind_every_interface_not_loopback) {
+  EXPECT_FALSE(is_loopback_host(""));
+  EXPECT_FALSE(binds_loopback_only("tcp://:5570"));
+  EXPECT_TRUE(binds_loopback_only("ipc:///tmp/x"));
+  EXPECT_TRUE(binds_loopback_only("tcp://127.0.0.1:5570"));
+}
+}  // namespace
+}  // namespace vlcache::graph
+
