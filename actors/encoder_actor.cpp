@@ -223,7 +223,7 @@ void rebalance(encoder_self self) {
     }
     if (!most || streams_on(s, *most) <= streams_on(s, *least) + 1) return;
     auto moved = std::find_if(s.home.begin(), s.home.end(), [&](const auto& h) { return h.second == *most; });
-    caf::anon_send(s.nodes[*most].actor, end_stream_atom::value, moved->first);
+    self->send(s.nodes[*most].actor, end_stream_atom::value, moved->first);  // sent as us: the node keys stores by sender
     moved->second = *least;
     s.full_next.insert(moved->first);
   }
@@ -512,7 +512,7 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
           s.encoder->end_stream(stream);  // the controller keeps the stream's report for the summary
         } else if (auto h = s.home.find(stream); h != s.home.end()) {
           if (h->second == encoder_state::local_home) s.encoder->end_stream(stream);
-          else caf::anon_send(s.nodes[h->second].actor, end_stream_atom::value, stream);
+          else self->send(s.nodes[h->second].actor, end_stream_atom::value, stream);
           s.home.erase(h);
         }
         s.full_next.erase(stream);

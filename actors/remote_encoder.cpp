@@ -1,5 +1,7 @@
 #include "actors/remote_encoder.hpp"
 
+#include <map>
+
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <caf/openssl/all.hpp>
@@ -38,17 +40,44 @@ void announce_remote_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<remote_result>("remote_result");
 }
 
-encoder_node_actor::behavior_type remote_encoder_node(std::shared_ptr<vision_encoder> encoder) {
+namespace {
+
+/// The node's own stream ids: one per (client, client's stream id), so two
+/// pipelines that both number their cameras from 0 never share a token store.
+struct node_streams {
+  std::map<std::pair<std::string, stream_id>, stream_id> local;
+  stream_id next = 0;
+  stream_id of(const std::string& client, stream_id stream) {
+    auto [it, fresh] = local.try_emplace({client, stream}, next);
+    if (fresh) ++next;
+    return it->second;
+  }
+};
+
+/// The pipeline that sent the current message: its process (CAF node id;
+/// a pipeline's requests come from several actors, all in that process).
+std::string client_of(caf::local_actor* self) {
+  const auto& sender = self->current_sender();
+  return sender ? caf::to_string(sender->node()) : std::string();
+}
+
+}  // namespace
+
+encoder_node_actor::behavior_type remote_encoder_node(encoder_node_actor::pointer self,
+                                                      std::shared_ptr<vision_encoder> encoder) {
+  auto streams = std::make_shared<node_streams>();
   return {
       [encoder](encoder_info_atom) {
         const auto& c = encoder->config();
         return remote_encoder_info{c.image_size, c.patch_size, c.num_patches(), encoder->description()};
       },
-      [encoder](const remote_encode_request& req) -> caf::result<remote_encode_reply> {
+      [self, encoder, streams](const remote_encode_request& req) -> caf::result<remote_encode_reply> {
         const auto& c = encoder->config();
         const std::size_t pixel_bytes = sizeof(float) * 3 * c.image_size * c.image_size;
+        const std::string client = client_of(self);
         std::vector<std::vector<float>> pixels(req.frames.size());
         std::vector<frame_request> batch;
+        std::map<stream_id, stream_id> theirs;  // node id -> the client's
         for (std::size_t i = 0; i < req.frames.size(); ++i) {
           const auto& f = req.frames[i];
           if (f.pixels.size() != pixel_bytes)
@@ -57,14 +86,16 @@ encoder_node_actor::behavior_type remote_encoder_node(std::shared_ptr<vision_enc
                                                              " pixel bytes, the model needs " + std::to_string(pixel_bytes)});
           pixels[i].resize(pixel_bytes / sizeof(float));
           std::memcpy(pixels[i].data(), f.pixels.data(), pixel_bytes);
-          batch.push_back({f.stream, pixels[i].data(), {f.positions.begin(), f.positions.end()}, f.full});
+          const stream_id local = streams->of(client, f.stream);
+          theirs[local] = f.stream;
+          batch.push_back({local, pixels[i].data(), {f.positions.begin(), f.positions.end()}, f.full});
         }
         auto out = encoder->encode(batch);
         if (!out) return to_caf_error(out.err());
         remote_encode_reply reply;
         for (const auto& r : *out) {
           remote_result rr;
-          rr.stream = r.stream;
+          rr.stream = theirs.at(r.stream);
           rr.computed = r.computed;
           rr.full = r.full;
           rr.layer_tokens = r.layer_tokens;
@@ -77,7 +108,12 @@ encoder_node_actor::behavior_type remote_encoder_node(std::shared_ptr<vision_enc
         }
         return reply;
       },
-      [encoder](end_stream_atom, stream_id stream) { encoder->end_stream(stream); },
+      [self, encoder, streams](end_stream_atom, stream_id stream) {
+        auto it = streams->local.find({client_of(self), stream});
+        if (it == streams->local.end()) return;  // another client's stream, or never seen: nothing to end
+        encoder->end_stream(it->second);
+        streams->local.erase(it);
+      },
   };
 }
 

@@ -109,7 +109,10 @@ void configure_link(caf::actor_system_config& cfg, const link_tls& tls);
                                                               const std::string& host, std::uint16_t port, bool tls);
 
 /// The node's actor: runs `encoder` for the requests of one pipeline.
-encoder_node_actor::behavior_type remote_encoder_node(std::shared_ptr<vision_encoder> encoder);
+/// Token stores are keyed by (client, the client's stream id): pipelines
+/// sharing a node never see or change each other's tokens.
+encoder_node_actor::behavior_type remote_encoder_node(encoder_node_actor::pointer self,
+                                                      std::shared_ptr<vision_encoder> encoder);
 
 /// The pipeline side: a vision_encoder::encode over the network (blocking;
 /// called from the encoder actor's own thread). Fails after `timeout`, or

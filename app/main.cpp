@@ -60,6 +60,12 @@ int main(int argc, char** argv) {
   node->add_option("--device", node_opts.options.device, "cpu or cuda[:N]")->default_val("cpu");
   node->add_option("--dtype", node_opts.options.dtype, "f32, f16, bf16")->default_val("f32");
   node->add_option("--threads", node_opts.options.threads, "Intra-op threads (0: all cores)")->default_val(0);
+  double node_budget_mb = 1024;
+  node->add_option("--store-budget-mb", node_budget_mb,
+                   "Bytes of token stores the node holds for all its pipelines; past it, the least recently used "
+                   "stream's store is given up (its next frame runs in full)")
+      ->default_val(1024.0)
+      ->check(CLI::Range(1.0, 1e7));
   node->add_option("--store-dtype", node_opts.options.store_dtype, "Token store keys and values: f32 or f16")
       ->default_val("f32")
       ->check(CLI::IsMember({"f32", "f16"}));
@@ -141,7 +147,10 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("camera")) return vlcache::app::run_camera(camera);
   if (app.got_subcommand("scene")) return vlcache::app::run_scene(scene);
-  if (node->parsed()) return vlcache::graph::run_encoder_node(node_opts);
+  if (node->parsed()) {
+    node_opts.options.store_budget.capacity_bytes = static_cast<std::uint64_t>(node_budget_mb * (1 << 20));
+    return vlcache::graph::run_encoder_node(node_opts);
+  }
   if (listen->parsed()) {
     auto keys = vlcache::app::load_client_keys(listen_keys);
     if (!keys) {
