@@ -10,6 +10,11 @@
 namespace vlcache::connectors {
 namespace {
 
+/// Connections served at once: each idle one holds a worker until its read
+/// times out (5 s), so there are more workers than a page and its images
+/// need by far.
+constexpr std::size_t live_view_workers = 256;
+
 long long now_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count();
 }
@@ -74,6 +79,16 @@ expected<std::unique_ptr<live_view>> live_view::start(const live_view_options& o
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
+  // Bounded before anything is read: a body over 64 KiB (the view takes
+  // none) is refused from its Content-Length; reads and writes time out; an
+  // idle keep-alive connection goes after 2 s. Workers are many and idle
+  // ones cheap, so 200 idle connections still leave /healthz an answer.
+  server->set_payload_max_length(std::size_t{64} << 10);
+  server->set_read_timeout(5, 0);
+  server->set_write_timeout(5, 0);
+  server->set_keep_alive_timeout(2);
+  server->set_keep_alive_max_count(20);
+  server->new_task_queue = [] { return new httplib::ThreadPool(live_view_workers); };
   live_view* self = v.get();
   if (!options.token.empty())
     server->set_pre_routing_handler([self, token = options.token](const httplib::Request& req, httplib::Response& res) {

@@ -5,6 +5,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -167,6 +172,53 @@ TEST(live_view, an_ended_run_says_so_and_its_clock_stops) {
   const double first = j["uptime_s"];
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(nlohmann::json::parse(http.Get("/api/state")->body)["uptime_s"].get<double>(), first);
+}
+
+/// A loopback TCP connection to `port`, or -1.
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+TEST(live_view, healthz_answers_beside_200_idle_connections_and_a_huge_body_is_refused_unread) {
+  live_view_options o;
+  o.port = port + 6;
+  auto view = live_view::start(o, "t", nullptr, nullptr);
+  ASSERT_TRUE(view) << view.err().message;
+  std::vector<int> idle;
+  for (int i = 0; i < 200; ++i) {
+    const int fd = connect_to(o.port);
+    ASSERT_GE(fd, 0) << "connection " << i;
+    idle.push_back(fd);  // connected, and silent
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all accepted, each holding a worker
+  httplib::Client http("127.0.0.1", o.port);
+  http.set_connection_timeout(2, 0);
+  http.set_read_timeout(2, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto health = http.Get("/healthz");
+  ASSERT_TRUE(health) << "no answer beside 200 idle connections";
+  EXPECT_EQ(health->body, "ok\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  // A 1 GiB body announced: refused from its Content-Length, nothing read.
+  const int fd = connect_to(o.port);
+  ASSERT_GE(fd, 0);
+  const std::string head = "POST /api/state HTTP/1.1\r\nHost: x\r\nContent-Length: 1073741824\r\n\r\n";
+  ASSERT_EQ(::write(fd, head.data(), head.size()), static_cast<ssize_t>(head.size()));
+  char reply[64] = {};
+  const auto n = ::read(fd, reply, sizeof reply - 1);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(reply).rfind("HTTP/1.1 413", 0), 0u) << reply;
+  ::close(fd);
+  for (int f : idle) ::close(f);
 }
 
 TEST(live_view, a_bad_certificate_is_named) {
