@@ -43,6 +43,10 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, stream_wi
   // line per 10 s with how many were not.
   auto refuse = [&](const std::string& reason, const std::string& detail, const connectors::pulled_frame& pulled) {
     ++counters.rejected[reason];
+    if (settings.live) {
+      std::lock_guard<std::mutex> lock(settings.live->mutex);
+      ++settings.live->rejected[reason];
+    }
     if (auto line = log_lines.note(reason, seconds_since(started)))
       caf::aout(self) << "ingest: rejected a message from "
                       << (pulled.peer.empty() ? "an unknown peer" : printable(pulled.peer)) << ": " << detail

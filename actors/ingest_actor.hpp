@@ -15,6 +15,8 @@
 #include <caf/blocking_actor.hpp>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <memory>
 #include <optional>
 
 #include "actors/source_actor.hpp"
@@ -22,6 +24,12 @@
 #include "core/peer_limits.hpp"
 
 namespace vlcache::actors {
+
+/// What the ingest refused so far, readable while it runs (for /metrics).
+struct ingest_live_counters {
+  std::mutex mutex;
+  std::map<std::string, std::uint64_t> rejected;  ///< by reason, a fixed set
+};
 
 struct ingest_settings {
   std::string endpoint;
@@ -33,6 +41,7 @@ struct ingest_settings {
   bool stop_when_idle = false;  ///< stop once every stream seen has closed
   stream_id first_stream = 0;   ///< ids of ingested streams start here
   source_settings source;       ///< template for the per-stream sources
+  std::shared_ptr<ingest_live_counters> live;  ///< optional: refusals shared as they happen
 };
 
 struct ingest_counters {

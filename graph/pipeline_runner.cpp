@@ -125,10 +125,30 @@ struct pipeline_graph {
   std::vector<actors::hasher_actor> hashers;
   std::shared_ptr<connectors::live_view> view;
   std::unique_ptr<connectors::request_server> requests;
+  std::shared_ptr<actors::ingest_live_counters> ingest_live = std::make_shared<actors::ingest_live_counters>();
   std::map<caf::actor_addr, stage_id> stages;  ///< every stage the runner monitors
   /// Set once a stop was asked for: the encoder then waits on no remote node.
   std::shared_ptr<std::atomic<bool>> stopping = std::make_shared<std::atomic<bool>>(false);
 };
+
+/// The edges' counters in Prometheus text: what the ingest refused, by
+/// reason, and the request endpoint's questions served and refused.
+std::string edge_metrics(pipeline_graph& g) {
+  std::string o = "# HELP vlcache_ingest_rejected_total Ingest messages refused, by reason.\n"
+                  "# TYPE vlcache_ingest_rejected_total counter\n";
+  {
+    std::lock_guard<std::mutex> lock(g.ingest_live->mutex);
+    for (const auto& [reason, n] : g.ingest_live->rejected)
+      o += "vlcache_ingest_rejected_total{reason=\"" + reason + "\"} " + std::to_string(n) + "\n";
+  }
+  if (g.requests) {
+    o += "# HELP vlcache_requests_total Questions on the request endpoint, by outcome.\n"
+         "# TYPE vlcache_requests_total counter\n";
+    o += "vlcache_requests_total{outcome=\"served\"} " + std::to_string(g.requests->served()) + "\n";
+    o += "vlcache_requests_total{outcome=\"refused\"} " + std::to_string(g.requests->rejected()) + "\n";
+  }
+  return o;
+}
 
 /// Starts the view, handshakes a remote encoder, spawns and wires every
 /// stage, and monitors them. Errors are printed naming their key.
@@ -170,7 +190,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     vo.tls_key = spec.view.tls_key;
     vo.token = spec.view.token;
     auto started = connectors::live_view::start(
-        vo, spec.name, [&probe] { return to_prometheus(probe.collect()); },
+        vo, spec.name, [&probe, &g] { return to_prometheus(probe.collect()) + edge_metrics(g); },
         [&probe] { return per_stream_json(probe.collect()); });
     if (!started) {
       std::fprintf(stderr, "error: --http / [view].http: %s\n", started.err().message.c_str());
@@ -350,6 +370,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     is.bind = spec.ingest.bind;
     is.limits = spec.ingest.limits;
     if (spec.security.curve) is.limits.allowed_streams = spec.security.curve->streams;
+    is.live = g.ingest_live;
     is.curve = spec.security.curve;
     is.idle_timeout_s = spec.ingest.idle_timeout_s;
     is.max_streams = spec.ingest.max_streams;

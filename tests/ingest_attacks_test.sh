@@ -27,12 +27,12 @@ patch_size = 8
 model = "tiny"
 [ingest]
 endpoint = "tcp://127.0.0.1:$port"
-idle_timeout_s = 4
-stop_when_idle = true
+idle_timeout_s = 120
 max_streams_per_peer = 4
 max_fps_per_peer = 10000
 TOML
-"$vlcache" run open.toml --summary-json open.json > open.txt 2>&1 &
+hport=$(free_port)
+"$vlcache" run open.toml --summary-json open.json --http 127.0.0.1:$hport > open.txt 2>&1 &
 pipeline=$!
 for _ in $(seq 600); do grep -q "ingest: listening" open.txt && break; sleep 0.1; done
 grep -q "ingest: listening" open.txt || { echo "pipeline never listened"; cat open.txt; exit 1; }
@@ -46,6 +46,11 @@ before=$(rss_kb $pipeline)
 "$garbage" tcp://127.0.0.1:$port badname
 sleep 2
 after=$(rss_kb $pipeline)
+# The refusals are in /metrics while the run goes on, by reason.
+curl -sf http://127.0.0.1:$hport/metrics > metrics.txt
+grep -Eq '^vlcache_ingest_rejected_total\{reason="undecodable image"\} [0-9]+$' metrics.txt ||
+  { echo "no ingest refusals in /metrics"; grep vlcache_ingest metrics.txt; exit 1; }
+kill -INT $pipeline  # the run ends here (not by idling out: under load the probes take their time)
 wait $pipeline || { cat open.txt; echo "the attacked run failed"; exit 1; }
 grep -v '^good #' open.txt | head -40
 [ -s open.json ] || { echo "no summary written"; exit 1; }
