@@ -72,6 +72,28 @@ TEST(fuzz, the_request_endpoint_answers_every_message_and_goes_on) {
   EXPECT_GT((*server)->rejected(), 0u);
 }
 
+TEST(request_endpoint, a_message_far_over_the_limit_is_dropped_unread_and_the_endpoint_goes_on) {
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_port());
+  auto server = request_server::start(endpoint, [](const std::string&, const std::string&) { return std::string("{}"); },
+                                      std::nullopt, 100);
+  ASSERT_TRUE(server);
+  {
+    zmq::context_t ctx;
+    zmq::socket_t req(ctx, zmq::socket_type::req);
+    req.set(zmq::sockopt::linger, 0);
+    req.set(zmq::sockopt::rcvtimeo, 1000);
+    req.connect(endpoint);
+    const std::string huge(64u << 20, 'x');  // 64 MiB: libzmq drops the connection, nothing allocated
+    req.send(zmq::buffer(huge), zmq::send_flags::none);
+    zmq::message_t reply;
+    EXPECT_FALSE(req.recv(reply)) << "a 64 MiB request was answered";
+  }
+  EXPECT_EQ((*server)->served() + (*server)->rejected(), 0u) << "it never reached the handler";
+  auto ok = ask_endpoint(endpoint, "cam", "still there?", 10);
+  ASSERT_TRUE(ok) << ok.err().message;
+  EXPECT_EQ(*ok, "{}");
+}
+
 TEST(request_endpoint, a_question_over_the_limit_is_refused) {
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_port());
   auto server = request_server::start(endpoint, [](const std::string&, const std::string&) { return std::string("{}"); },
