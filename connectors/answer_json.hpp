@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The JSON an answer leaves the system as (the `vlcache ask --json` output
-/// and the "answer" lines of the pipeline's sinks). Schema in README.md.
+/// and the "answer" lines of the pipeline's sinks). Schema in docs/architecture.md.
 
 #include <nlohmann/json.hpp>
 

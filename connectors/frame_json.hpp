@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The line a sink writes for one encoded frame ("kind": "frame": the token
-/// sequence's size and the cache work; schema in README.md).
+/// sequence's size and the cache work; schema in docs/architecture.md).
 
 #include <cstdint>
 #include <string>

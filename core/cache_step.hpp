@@ -6,7 +6,7 @@
 /// step split over its actors (shards decide and commit, the source plans,
 /// the encoder encodes), and a test requires identical tokens from both.
 ///
-/// What moves when (README: "The cache step"):
+/// What moves when (docs/design/cache-decision.md, "The cache step"):
 /// - a position's reference becomes the frame's signature exactly when its
 ///   token is computed: the plan's positions (gate misses, tokens the drift
 ///   policy added, every position on a full refresh);

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Drift control (README: "The cache step"). The stored output of a hit
+/// Drift control (docs/design/cache-decision.md, "The cache step"). The stored output of a hit
 /// token goes stale as the tokens it attends to change. This turns a gate
 /// decision into the set of tokens to recompute, bounded by policies:
 ///

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Attention of reused queries kept exact while a few keys and values
-/// change (README: "Layer-wise recompute"). For each query and head the
+/// change (docs/design/vision-encoder.md, "Layer-wise recompute"). For each query and head the
 /// store keeps the softmax's running maximum m, its denominator
 /// Z = sum_t exp(s_t - m) and the unnormalised weighted sum
 /// N = sum_t exp(s_t - m) v_t. When the keys and values of a few tokens move

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// KV reuse across the frames of a stream (README: "The language model", prefill_cache).
+/// KV reuse across the frames of a stream (docs/design/language-model.md, prefill_cache).
 ///
 /// A stream's prompt is [prefix][image tokens][suffix]. While the prefix
 /// and the image-token count stay the same, a prefill keeps the stream's

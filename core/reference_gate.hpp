@@ -4,7 +4,7 @@
 /// signatures are within threshold of the ones recorded when that position's
 /// token was last computed, not the previous frame's. A slow ramp therefore
 /// accumulates distance until it misses, and the recompute then moves the
-/// reference (README: "The cache decision", reference gating).
+/// reference (docs/design/cache-decision.md, reference gating).
 ///
 /// The noise floor of a stream is the median, over its last frames, of each
 /// frame's one-frame spatial noise estimate (frame_signatures::noise_sigma):

@@ -4,7 +4,7 @@
 /// stop and leave on a seeded schedule, drawn over a real background (the
 /// caller supplies its pixels). The instrument that measures whether the
 /// cache changes answers: every frame comes with its ground truth and the
-/// questions that truth answers (README: "Scenes with known answers").
+/// questions that truth answers (docs/scenes.md).
 ///
 /// A scene is a pure function of its seed: the same seed gives the same
 /// schedule, positions and pixels (given the same background).

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Online fidelity (README: "Fidelity watched while running"): every N-th
+/// Online fidelity (docs/fidelity.md, "The shadow checks"): every N-th
 /// frame of a stream also runs the full forward off the critical path and is
 /// compared with the cached tokens. This decides which frames are checked,
 /// within a budget of the encoder's time, and scores a check.

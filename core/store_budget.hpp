@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// One byte budget for the token stores of all streams (README: "Many
+/// One byte budget for the token stores of all streams (docs/design/cache-decision.md, "One byte budget"; "Many
 /// streams in bounded memory"). The encoder asks it for room before a
 /// stream's state is allocated; when the states would not fit, the budget
 /// names whole stream states to give up, by the configured policy, never one

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// View memory (README: "View memory"): one stream's kept views. A view is
+/// View memory (docs/design/view-memory.md): one stream's kept views. A view is
 /// known by a frame-level key: the mean level of each patch, compared after
 /// taking out the frames' overall brightness difference (the median over
 /// patches), so lighting drift and a few moving objects do not hide it. A

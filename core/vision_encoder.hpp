@@ -6,7 +6,7 @@
 /// hidden state (no post layer norm), class token dropped for LLaVA's
 /// default strategy, then the projector (linear, exact GELU, linear).
 ///
-/// Sparse forward (README: "The vision encoder", sparse recompute): for the recompute set M of a
+/// Sparse forward (docs/design/vision-encoder.md, sparse recompute): for the recompute set M of a
 /// frame, every layer runs layer norm, QKV, output projection and MLP for M
 /// and the class token only, writes their K/V into the stream's per-layer
 /// store, and lets their queries attend to all stored keys and values. The
@@ -35,7 +35,7 @@ struct encoder_options {
   /// Run every step through ATen ops, as on CUDA, instead of the CPU kernels
   /// (packed GEMM, batched sparse attention); tests compare the two.
   bool aten_only = false;
-  /// Layer-wise recompute (README: "Layer-wise recompute"): at every layer a
+  /// Layer-wise recompute (docs/design/vision-encoder.md, "Layer-wise recompute"): at every layer a
   /// reused token whose input moved by more than this share of its norm
   /// since the token's branches were last computed there is recomputed
   /// there (and one whose attention output moved, by attention_tolerance).
@@ -48,7 +48,7 @@ struct encoder_options {
   /// layer_tolerance; 0: not tested, and the store keeps no attention state
   /// (queries, softmax state), which saves the incremental updates: on
   /// random weights they buy nothing, on trained, peaked attention most of
-  /// the fidelity (README: "Layer-wise recompute").
+  /// the fidelity (docs/design/vision-encoder.md, "Layer-wise recompute").
   double attention_tolerance = -1.0;
   /// One byte budget for all streams' token stores (unbounded by default):
   /// when a new stream's state would not fit, whole states of other streams

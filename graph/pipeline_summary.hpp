@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The end of a run: the summary printed for a person and written as JSON
-/// (schema in README.md), from the facts the runner gathered. Checks that
+/// (schema in docs/architecture.md, "The stages and their messages"), from the facts the runner gathered. Checks that
 /// every frame read is accounted for.
 
 #include <optional>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the camera-condition clips of the README's gate table from a sample
+# Makes the camera-condition clips of the gate table in docs/design/cache-decision.md from a sample
 # video with ffmpeg: clean, sensor noise, JPEG at quality ~50, a slow
 # lighting ramp and a 2 px/frame pan. Lossless (FFV1) except the JPEG clip,
 # whose frames are the JPEGs themselves, so decoding adds nothing.

@@ -18,7 +18,7 @@ the killed one's port: the time from its "listening" to the pipeline's
 reconnection (attempts back off from 1 s to 8 s). The same with one node
 and `fallback = "local"`: the stall until frames flow through this process.
 
-Prints a JSON object; the figures in the README come from it.
+Prints a JSON object; the figures in docs/benchmark-history.md come from it.
 """
 import argparse
 import json
