@@ -66,6 +66,9 @@ expected<std::unique_ptr<video_reader>> video_reader::open(const video_reader_co
       // print screens of warnings around the one line that matters.
       opened = p->capture.open(c.source, cv::CAP_FFMPEG);
     }
+    if (!opened && !is_network_source(c.source) && c.source.find('%') == std::string::npos &&
+        !std::filesystem::exists(c.source, ec))
+      return error{errc::not_found, "file " + c.source + " does not exist"};
     if (!opened)
       return error{errc::not_found, is_network_source(c.source)
                                         ? "cannot open video source '" + c.source + "'"
