@@ -3,6 +3,10 @@
 #include <cstdio>
 #include <vector>
 
+#include "core/elapsed.hpp"
+#include "core/log_budget.hpp"
+#include "core/stream_name.hpp"
+
 namespace vlcache::connectors {
 namespace {
 
@@ -25,6 +29,8 @@ zap_authenticator::~zap_authenticator() {
 }
 
 void zap_authenticator::serve() {
+  log_budget log_lines;
+  const auto started = steady_clock::now();
   while (!stop_) {
     zmq::pollitem_t item{static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
     try {
@@ -47,8 +53,13 @@ void zap_authenticator::serve() {
       }
       if (!ok) {
         ++refused_total;
-        std::fprintf(stderr, "%s: refused peer %s (%s key %s)\n", what_.c_str(), address.c_str(), mechanism.c_str(),
-                     key.empty() ? "-" : key.c_str());
+        // A flood of unknown keys writes the first few lines, then one per 10 s.
+        if (auto line = log_lines.note("refused", seconds_since(started)))
+          std::fprintf(stderr, "%s: refused peer %s (%s key %s)%s\n", what_.c_str(), printable(address).c_str(),
+                       printable(mechanism).c_str(), key.empty() ? "-" : key.c_str(),
+                       line->suppressed
+                           ? (" (" + std::to_string(line->suppressed) + " more refusals not logged)").c_str()
+                           : "");
       }
       const std::string code = ok ? "200" : "400", text = ok ? "OK" : "unknown client key";
       socket_.send(zmq::buffer(std::string("1.0")), zmq::send_flags::sndmore);
