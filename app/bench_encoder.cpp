@@ -289,7 +289,8 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
   auto* c = bench.add_subcommand("encoder", "Full vs sparse recompute over a real video, 1 and N streams");
   c->add_option("--model", o.model, "Preset or Hugging Face folder")->default_val(o.model);
   c->add_option("--video", o.video, "Video file")->default_val(o.video);
-  c->add_option("--config", o.config, "Pipeline TOML whose [gate] to use (default: mad<=3)");
+  c->add_option("--config", o.config,
+                "A cache TOML: [gate], [input], [index], [views] only, as configs/scan.toml (default: mad<=3)");
   c->add_option("--frames", o.frames, "Frames per stream")->default_val(o.frames)->check(CLI::Range(2, 100000));
   c->add_option("--stride", o.stride, "Use every stride-th frame of the video (10 = 1 FPS on vtest)")->default_val(1)->check(CLI::Range(1, 1000));
   c->add_option("--streams", o.streams, "Streams for the batched run (1: single run only)")->default_val(o.streams)->check(CLI::Range(1, 64));

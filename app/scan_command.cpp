@@ -71,7 +71,7 @@ std::vector<gate_thresholds> sweep_gates() {
 void add_scan_command(CLI::App& app, scan_options& o) {
   auto* c = app.add_subcommand("scan", "Signatures and cache decisions over a video, with a hit-rate summary");
   c->add_option("--video", o.video, "Video file, image sequence or URL")->required();
-  c->add_option("--config", o.config, "Pipeline TOML ([input], [gate], [index])");
+  c->add_option("--config", o.config, "A cache TOML: [input], [gate], [index], [views] only, as configs/scan.toml");
   c->add_option("--fps", o.fps, "Sample the video at this rate (0: every frame)")->default_val(0.0);
   c->add_option("--frames", o.frames, "Frames per stream to scan (0: to the end)")->default_val(0);
   c->add_option("--streams", o.streams, "Streams: the video at several start offsets")->default_val(1)->check(CLI::Range(1, 64));
