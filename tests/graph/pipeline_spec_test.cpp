@@ -291,7 +291,7 @@ TEST(pipeline_spec, a_camera_on_a_folder_that_is_no_scene_is_named) {
 
 TEST(pipeline_spec, shipped_pipeline_is_valid_from_any_folder) {
   // Its tokenizer path is relative to the config's folder, not to where it runs.
-  // (configs/pipeline.toml needs its rendered scenes: tests/demo_pipeline_test.sh runs it.)
+  // (configs/pipeline.toml needs its rendered scenes: tests/process/demo_pipeline_test.sh runs it.)
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(std::filesystem::temp_directory_path());
   auto r = load_pipeline(std::string(VLCACHE_CONFIGS) + "/vtest.toml");

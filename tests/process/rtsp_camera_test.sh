@@ -8,7 +8,7 @@
 # Every wait is for what it checks; the run ends with SIGINT.
 set -euo pipefail
 vlcache="$1"; repo="$2"; cfg="$3"; video="$4"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 port=$(free_port); gone=$(free_port)
 sed -e "s/PORT_IP/$port/" -e "s/PORT_GONE/$gone/" "$cfg" > pipeline.toml
 ffmpeg -v error -y -i "$video" -frames:v 400 -c:v libx264 -preset ultrafast -g 10 -bf 0 -pix_fmt yuv420p cam.mp4

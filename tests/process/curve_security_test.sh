@@ -8,7 +8,7 @@
 # patch-shipping camera with the allowed key gets in the same way.
 set -euo pipefail
 vlcache="$1"; video="$2"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 ingest=$(free_port); sink=$(free_port)
 source "$tests_dir/support/keyed_ingest.sh"
 "$vlcache" keygen stranger > /dev/null

@@ -7,7 +7,7 @@
 #   remote_two_pipelines_test.sh VLCACHE VIDEO
 set -euo pipefail
 vlcache="$1"; video="$2"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 port=$(free_port)
 pipeline() {  # NAME START_FRAME: one camera named "cam" (stream id 0), paced so the two overlap
   cat > "$1.toml" <<TOML

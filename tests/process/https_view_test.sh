@@ -6,7 +6,7 @@
 # And a view beyond loopback validates with HTTPS and a token, not without.
 set -euo pipefail
 vlcache="$1"; video="$2"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 port=$(free_port)
 openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 2 -subj "/CN=127.0.0.1" \
   -addext "subjectAltName=IP:127.0.0.1" 2> /dev/null

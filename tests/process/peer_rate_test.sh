@@ -5,7 +5,7 @@
 # and counted by reason); the one sending 4 a second keeps every frame.
 set -euo pipefail
 vlcache="$1"; video="$2"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 ingest=$(free_port)
 source "$tests_dir/support/keyed_ingest.sh"
 start_keyed_ingest "$vlcache" "$ingest" "max_fps_per_peer = 5" "kind = \"jsonl\"

@@ -4,7 +4,7 @@
 # lines agree with the summary's counts.
 set -euo pipefail
 vlcache="$1"; model="$2"; scene="$3"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 "$vlcache" bench answers --model "$model" --scene "$scene" --every 5 --json figures.json --answers answers.jsonl
 /usr/bin/python3 - <<'PY'
 import json

@@ -5,7 +5,7 @@
 #   readme_first_pipeline_test.sh VLCACHE REPO
 set -euo pipefail
 vlcache="$1"; repo="$2"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 ln -s "$repo/models" models
 /usr/bin/python3 - "$repo/README.md" > first.toml <<'PY'
 import re, sys

@@ -7,7 +7,7 @@
 #   live_view_layout_test.sh VLCACHE VIDEO ARTIFACTS
 set -euo pipefail
 vlcache="$1"; video="$2"; artifacts="$3"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 mkdir -p "$artifacts"
 port=$(free_port)
 {

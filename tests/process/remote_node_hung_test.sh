@@ -4,7 +4,7 @@
 # seconds, not after [encoder].remote_timeout_s (30 s here).
 set -euo pipefail
 vlcache="$1"; cfg="$2"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 port=$(free_port)
 sed -e "s/127.0.0.1:5612/127.0.0.1:$port/" -e "s/max_frames = 120/max_frames = 400/" "$cfg" > pipeline.toml
 "$vlcache" node --role encoder --listen "$port" --model tiny > node.txt 2>&1 &

@@ -9,7 +9,7 @@
 # the background, so frames keep flowing here meanwhile.
 set -euo pipefail
 vlcache="$1"; cfg="$2"; mode="${3:-killed}"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 port=$(free_port)
 sed -e "s/127.0.0.1:5612/127.0.0.1:$port/" -e "s/max_frames = 120/max_frames = 600/" \
     -e 's/^remote_timeout_s = 30/remote_timeout_s = 30\nfallback = "local"/' "$cfg" > pipeline.toml

@@ -8,7 +8,7 @@
 # certificate is refused by the pipeline: a pipeline cannot pose as a node.
 set -euo pipefail
 vlcache="$1"; video="$2"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 port=$(free_port)
 ca() { openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.crt" -days 2 -subj "/CN=$1" 2> /dev/null; }
 signed() {  # name, ca

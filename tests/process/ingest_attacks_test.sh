@@ -11,7 +11,7 @@
 #   ingest_attacks_test.sh VLCACHE VIDEO SEND_GARBAGE
 set -euo pipefail
 vlcache="$1"; video="$2"; garbage="$3"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 
 # --- Without CURVE ---

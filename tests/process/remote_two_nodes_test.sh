@@ -6,7 +6,7 @@
 # node on the killed one's port is reached again and two streams move back.
 set -euo pipefail
 vlcache="$1"; video="$2"
-source "$(dirname "$0")/support/in_work_dir.sh"
+source "$(dirname "$0")/../support/in_work_dir.sh"
 p1=$(free_port); p2=$(free_port)
 {
   printf '[pipeline]\nname = "two-nodes"\nmax_in_flight = 2\ndrop_policy = "block"\nprogress_seconds = 0\n'
