@@ -54,13 +54,16 @@ void ingest_actor(caf::blocking_actor* self, ingest_settings settings, stream_wi
                                            : std::string())
                       << "\n";
   };
+  // The peer's size and rate first, for every message, before it is parsed.
+  const auto admit = [&](const std::string& identity, std::size_t bytes) {
+    const auto v = limits.admit_message(identity, bytes, seconds_since(started));
+    return v == peer_verdict::admit ? std::string() : std::string(to_string(v));
+  };
   while (running) {
-    for (auto& pulled : (*socket)->receive(std::chrono::milliseconds(50), 64)) {
+    for (auto& pulled : (*socket)->receive(std::chrono::milliseconds(50), 64, admit)) {
       ++counters.messages;
-      // The peer's size and rate first, for every message, parsed or not.
-      if (const auto v = limits.admit_message(pulled.identity, pulled.bytes, seconds_since(started));
-          v != peer_verdict::admit) {
-        refuse(to_string(v), to_string(v), pulled);
+      if (!pulled.refused.empty()) {
+        refuse(pulled.refused, pulled.refused, pulled);
         continue;
       }
       auto& frame = pulled.frame;

@@ -38,7 +38,7 @@ expected<std::unique_ptr<frame_puller>> frame_puller::open(const std::string& en
   return std::unique_ptr<frame_puller>(new frame_puller(std::move(p)));
 }
 
-std::vector<pulled_frame> frame_puller::receive(std::chrono::milliseconds timeout, int max) {
+std::vector<pulled_frame> frame_puller::receive(std::chrono::milliseconds timeout, int max, const admission& admit) {
   std::vector<pulled_frame> out;
   zmq::pollitem_t item{static_cast<void*>(impl_->pull), 0, ZMQ_POLLIN, 0};
   zmq::poll(&item, 1, timeout);
@@ -57,8 +57,10 @@ std::vector<pulled_frame> frame_puller::receive(std::chrono::milliseconds timeou
       // no ZAP on this socket
     }
     if (identity.empty()) identity = peer;
-    out.push_back({decode_wire(static_cast<const std::uint8_t*>(msg.data()), msg.size()), std::move(peer),
-                   std::move(identity), msg.size()});
+    std::string refused = admit ? admit(identity, msg.size()) : std::string();
+    auto frame = refused.empty() ? decode_wire(static_cast<const std::uint8_t*>(msg.data()), msg.size())
+                                 : expected<wire_frame>(error{errc::capacity, refused});
+    out.push_back({std::move(frame), std::move(peer), std::move(identity), msg.size(), std::move(refused)});
   }
   return out;
 }

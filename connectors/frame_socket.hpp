@@ -6,6 +6,7 @@
 /// the sender instead of queueing without limit.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ struct pulled_frame {
   std::string peer;      ///< the sender's address, when the transport knows it
   std::string identity;  ///< its CURVE key when the socket authenticates, else `peer`
   std::size_t bytes = 0;
+  std::string refused;   ///< why the admission check refused it unparsed (frame then holds that error); "" if admitted
 };
 
 class frame_puller {
@@ -38,7 +40,12 @@ class frame_puller {
 
   /// Waits up to `timeout` for a message, then takes up to `max` that are
   /// waiting; empty when none came.
-  [[nodiscard]] std::vector<pulled_frame> receive(std::chrono::milliseconds timeout, int max);
+  /// Says, from the sender and the size alone, why a message is refused ("" to admit it).
+  using admission = std::function<std::string(const std::string& identity, std::size_t bytes)>;
+  /// Up to `max` messages; each is checked by `admit` (when given) before
+  /// its bytes are parsed, so a refused one costs no copy and no parse.
+  [[nodiscard]] std::vector<pulled_frame> receive(std::chrono::milliseconds timeout, int max,
+                                                  const admission& admit = {});
 
  private:
   struct impl;

@@ -18,6 +18,9 @@ struct model_input {
 };
 
 [[nodiscard]] expected<model_input> input_of_model(const std::string& model);
+struct model_shape;
+/// The same for a model whose shape was read already.
+[[nodiscard]] expected<model_input> input_of_model(const std::string& model, const model_shape& shape);
 
 /// The model `vlcache ask` and a config without a model use: the scene
 /// model shipped in the repository (models/tiny-llava-scenes).

@@ -160,8 +160,9 @@ void read_llm(table_reader& r, llm_spec& l) {
 /// A remote encoder's grid is checked when the pipeline reaches the node.
 void take_input_from_model(pipeline_spec& s, std::vector<std::string>& errors) {
   if (s.cache.input_by_hand || (!s.encoder.remote.empty() && !s.encoder.fallback_local)) return;
-  if (!shape_of_model(s.encoder.model)) return;  // validate() names the model's problem
-  auto in = input_of_model(s.encoder.model);
+  const auto shape = shape_of_model(s.encoder.model);
+  if (!shape) return;  // validate() names the model's problem
+  auto in = input_of_model(s.encoder.model, *shape);
   if (!in) {
     errors.push_back("[encoder].model: " + in.err().message + " (or set [input] by hand)");
     return;

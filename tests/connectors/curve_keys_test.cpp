@@ -100,7 +100,7 @@ using test::free_port;
 TEST(curve_sockets, only_an_allowed_key_gets_frames_through) {
   const auto server = *generate_key_pair(), allowed = *generate_key_pair(), stranger = *generate_key_pair();
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_port());
-  auto puller = frame_puller::open(endpoint, true, curve_server_keys{server, {allowed.public_key}});
+  auto puller = frame_puller::open(endpoint, true, curve_server_keys{server, {allowed.public_key}, {}});
   ASSERT_TRUE(puller) << puller.err().message;
   const auto refused_before = curve_refused_total();
   auto good = frame_pusher::connect(endpoint, curve_client_keys{allowed, server.public_key});
@@ -141,7 +141,7 @@ TEST(curve_sockets, the_request_endpoint_answers_an_allowed_key_only) {
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_port());
   auto rep = request_server::start(
       endpoint, [](const std::string& stream, const std::string& q) { return "{\"echo\":\"" + stream + q + "\"}"; },
-      curve_server_keys{server, {allowed.public_key}});
+      curve_server_keys{server, {allowed.public_key}, {}});
   ASSERT_TRUE(rep) << rep.err().message;
   auto ok = ask_endpoint(endpoint, "cam", "?", 20.0, curve_client_keys{allowed, server.public_key});
   ASSERT_TRUE(ok) << ok.err().message;
