@@ -14,6 +14,12 @@ void register_error_category(caf::actor_system_config& cfg) {
   });
 }
 
+vlcache::error from_caf_error(caf::actor_system& sys, const caf::error& e) {
+  if (e.category() == error_category && e.code() >= 1 && e.code() <= static_cast<int>(errc::cancelled) + 1)
+    return {static_cast<errc>(e.code() - 1), error_text(sys, e)};
+  return {errc::cancelled, error_text(sys, e)};
+}
+
 std::string error_text(caf::actor_system& sys, const caf::error& e) {
   if (!e) return "no error";
   if (e.category() == error_category && e.context().match_elements<std::string>())

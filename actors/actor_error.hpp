@@ -25,6 +25,10 @@ inline constexpr caf::atom_value error_category = caf::atom("vlcache");
 /// Registers the "vlcache" category so errors render as text in logs.
 void register_error_category(caf::actor_system_config& cfg);
 
+/// Back to core/'s error: its code and message; another error (a timeout,
+/// a dead actor) is errc::cancelled with CAF's text.
+[[nodiscard]] vlcache::error from_caf_error(caf::actor_system& sys, const caf::error& e);
+
 /// The message of a vlcache error as core/ wrote it; other errors rendered by CAF.
 [[nodiscard]] std::string error_text(caf::actor_system& sys, const caf::error& e);
 

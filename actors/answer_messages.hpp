@@ -10,6 +10,7 @@
 
 #include "actors/frame_messages.hpp"
 #include "core/answer.hpp"
+#include "core/answerer.hpp"
 #include "core/scene_questions.hpp"
 
 namespace vlcache::actors {
@@ -24,6 +25,18 @@ struct answer_job {
   std::string question;  ///< empty: the configured one
   std::shared_ptr<const scene_question> known;  ///< the question's known answer (scene cameras), or none
   std::shared_ptr<const preprocessed_image> image;  ///< the frame, for an answer audit's full forward
+  /// An on-demand question's own sampling, stop strings and streaming; none: the answerer's.
+  std::shared_ptr<const ask_controls> controls;
+  /// To the sinks (and per-stream counts) when answered; an image sent
+  /// with an HTTP request is no camera's, so its answer is not.
+  bool publish = true;
+};
+
+/// A question on demand about a camera's latest frame, with its own controls (may be null).
+struct on_demand_question {
+  std::string stream;
+  std::string question;
+  std::shared_ptr<const ask_controls> controls;
 };
 
 /// What a sink receives for an answer.
@@ -31,6 +44,8 @@ struct answer_record {
   frame_tag tag;
   answer result;
   bool on_demand = false;
+  bool published = true;  ///< sent to the sinks (false: an image sent with a request)
+  double changed_share = 1.0;  ///< the frame's patch tokens the encoder computed
   double encode_ms = 0.0;
   double total_ms = 0.0;  ///< from the frame's read to the answer
   std::uint64_t kv_bytes = 0;
@@ -49,3 +64,4 @@ using kv_update_atom = caf::atom_constant<caf::atom("kvupdate")>;
 // In-process only: these hold handles, so they are never serialised.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::answer_job)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::answer_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(vlcache::actors::on_demand_question)

@@ -13,6 +13,7 @@
 ///   (ask_atom, stream name, question) -> the answerer's answer_record for the
 ///                                       stream's latest frame, or an error naming
 ///                                       the stream
+///   (ask_atom, on_demand_question)   -> the same, with the question's own controls
 ///   (end_stream_atom, stream_id)     -> forgets the stream (and tells the answerer)
 
 #include <caf/stateful_actor.hpp>
@@ -37,6 +38,7 @@ struct answer_router_state {
 using answer_router_actor =
     caf::typed_actor<caf::reacts_to<answer_job>,
                      caf::replies_to<ask_atom, std::string, std::string>::with<answer_record>,
+                     caf::replies_to<ask_atom, on_demand_question>::with<answer_record>,
                      caf::reacts_to<end_stream_atom, stream_id>>;
 
 answer_router_actor::behavior_type answer_router(answer_router_actor::stateful_pointer<answer_router_state> self,

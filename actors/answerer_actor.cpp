@@ -13,7 +13,11 @@ std::vector<expected<answer_record>> run_batch(answerer_state& s, const std::vec
   std::vector<answerer::question_about> batch;
   for (const auto& job : jobs)
     batch.push_back({job.tag.stream, job.features, job.question.empty() ? s.settings.question : job.question});
-  auto answers = s.llm->ask_batch(batch);
+  std::vector<expected<answer>> answers;
+  if (jobs.size() == 1 && jobs[0].controls)  // a question with its own controls is answered alone
+    answers.push_back(s.llm->ask(batch[0].stream, batch[0].features, batch[0].question, *jobs[0].controls));
+  else
+    answers = s.llm->ask_batch(batch);
   std::vector<expected<answer_record>> out;
   const auto now = steady::now();
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -29,6 +33,8 @@ std::vector<expected<answer_record>> run_batch(answerer_state& s, const std::vec
     r.total_ms = ms_between(jobs[i].read_at, now);
     r.kv_bytes = s.llm->kv_bytes(jobs[i].tag.stream);
     r.known = jobs[i].known;
+    r.published = jobs[i].publish;
+    r.changed_share = jobs[i].changed_share;
     out.emplace_back(std::move(r));
   }
   return out;
@@ -40,7 +46,7 @@ void account(answerer_state& s, const answer_record& r) {
   s.counters.prefill_ms.add(r.result.prefill_ms);
   s.counters.decode_ms.add(r.result.decode_ms);
   s.counters.total_ms.add(r.total_ms);
-  ++s.counters.per_stream[r.tag.stream_name];
+  if (r.published) ++s.counters.per_stream[r.tag.stream_name];
   s.counters.with_truth += r.known != nullptr;
   s.counters.correct += r.correct();
   if (r.known) {
@@ -204,7 +210,7 @@ answerer_actor::behavior_type llm_answerer(answerer_self self, std::shared_ptr<a
       [self](ask_atom, answer_job& job) -> caf::result<answer_record> {
         auto& s = self->state;
         if (static_cast<int>(s.on_demand.size()) >= s.settings.max_on_demand)
-          return to_caf_error({errc::capacity, "the answerer has " + std::to_string(s.on_demand.size()) +
+          return to_caf_error({errc::busy, "the answerer has " + std::to_string(s.on_demand.size()) +
                                                    " questions waiting; ask again later"});
         auto rp = self->make_response_promise<answer_record>();
         s.on_demand.emplace_back(std::move(job), rp);
@@ -226,7 +232,8 @@ answerer_actor::behavior_type llm_answerer(answerer_self self, std::shared_ptr<a
           if (r) {
             r->on_demand = true;
             account(s, *r);
-            for (const auto& sink : s.sinks) self->send(sink, *r);
+            if (r->published)
+              for (const auto& sink : s.sinks) self->send(sink, *r);
             rp.deliver(*r);
           } else {
             ++s.counters.failed;

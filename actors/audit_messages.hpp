@@ -31,6 +31,9 @@ struct full_request {
   stream_id stream = 0;
   std::shared_ptr<const preprocessed_image> image;
   tensor_handle cached;  ///< the tokens the answer used: the forward doubles as a shadow check
+  /// An audit's forward (counted as such); false: an image sent with a
+  /// question over HTTP, counted by the HTTP API.
+  bool audit = true;
 };
 struct full_reply {
   tensor_handle features;

@@ -476,9 +476,11 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
         auto& s = self->state;
         if (!s.encoder || !s.nodes.empty() || !req.image ||
             req.image->pixels.size() != static_cast<std::size_t>(s.pixels_per_frame)) {
-          ++s.audit_refusals;
-          return to_caf_error({errc::invalid_argument, "no full forward for an audit: the model runs on a node, "
-                                                       "or the frame is not the model's size"});
+          s.audit_refusals += req.audit;
+          return to_caf_error({errc::invalid_argument, std::string("no full forward for ") +
+                                                           (req.audit ? "an audit" : "an image sent with a question") +
+                                                           ": the model runs on a node, or the frame is not the "
+                                                           "model's size"});
         }
         // Audits come every N-th answer, so their time is bounded by the
         // configuration; it is counted apart from the checks' and reported.
@@ -489,8 +491,10 @@ encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend ba
         // The forward doubles as a check of the tokens the answer used.
         if (!req.cached.empty() && req.cached.shape() == f.shape())
           (void)record_check(self, req.stream, req.cached, f, nullptr);
-        s.audit_seconds += seconds_since(started);
-        ++s.audit_forwards;
+        if (req.audit) {
+          s.audit_seconds += seconds_since(started);
+          ++s.audit_forwards;
+        }
         return full_reply{f};
       },
       [self](audit_atom, stream_id stream, bool agreed) {

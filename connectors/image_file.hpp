@@ -3,6 +3,7 @@
 /// Reads one image file (any format OpenCV decodes) into an owned BGR buffer.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct owned_image {
     return image_view{bgr.data(), width, height, 3, 1, 0, channel_order::bgr};
   }
 };
+
+/// Encoded image bytes (any format OpenCV decodes), decoded; null when they do not decode.
+[[nodiscard]] std::optional<owned_image> decode_image(const std::string& bytes);
 
 /// Errors name the file: missing, unreadable, or not decodable as an image.
 [[nodiscard]] expected<owned_image> read_image(const std::string& path);

@@ -83,7 +83,8 @@ expected<std::unique_ptr<live_view>> live_view::start(const live_view_options& o
   // none) is refused from its Content-Length; reads and writes time out; an
   // idle keep-alive connection goes after 2 s. Workers are many and idle
   // ones cheap, so 200 idle connections still leave /healthz an answer.
-  server->set_payload_max_length(std::size_t{64} << 10);
+  server->set_payload_max_length(options.chat ? chat_routes::max_body_bytes(options.chat_options)
+                                             : std::size_t{64} << 10);
   server->set_read_timeout(5, 0);
   server->set_write_timeout(5, 0);
   server->set_keep_alive_timeout(2);
@@ -104,7 +105,15 @@ expected<std::unique_ptr<live_view>> live_view::start(const live_view_options& o
       ++self->unauthorized_;
       res.status = 401;
       res.set_header("WWW-Authenticate", "Bearer realm=\"vlcache\"");
-      res.set_content("401: this view needs its token (Authorization: Bearer ..., or ?token=...)\n", "text/plain");
+      if (req.path.rfind("/v1/", 0) == 0)  // API clients read OpenAI's error shape
+        res.set_content(error_body({401, given.empty() ? "no API key: send Authorization: Bearer TOKEN"
+                                                         : "the API key is wrong",
+                                    "", "invalid_api_key", 0})
+                                .dump() +
+                            "\n",
+                        "application/json");
+      else
+        res.set_content("401: this view needs its token (Authorization: Bearer ..., or ?token=...)\n", "text/plain");
       return httplib::Server::HandlerResponse::Handled;
     });
   server->Get("/", [self](const httplib::Request&, httplib::Response& res) {
@@ -118,6 +127,7 @@ expected<std::unique_ptr<live_view>> live_view::start(const live_view_options& o
       text += "# HELP vlcache_http_unauthorized_total Requests refused for want of the view's token.\n"
             "# TYPE vlcache_http_unauthorized_total counter\nvlcache_http_unauthorized_total " +
             std::to_string(self->unauthorized_.load()) + "\n";
+    if (self->chat_) text += self->chat_->metrics_text();
     res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
   });
   server->Get("/api/state", [self](const httplib::Request&, httplib::Response& res) {
@@ -136,9 +146,14 @@ expected<std::unique_ptr<live_view>> live_view::start(const live_view_options& o
     res.set_header("Cache-Control", "no-store");
     res.set_content(jpeg, "image/jpeg");
   });
-  if (!server->bind_to_port(options.host, options.port))
-    return error{errc::io_error, "cannot listen on " + v->address() + ":" + std::to_string(options.port) +
-                                     " (in use, or not an address of this machine)"};
+  if (options.chat)
+    v->chat_ = chat_routes::add(*server, options.chat, [self] { return self->cameras(); }, options.chat_options);
+  // Port 0: one the system picks (tests), read back into the options.
+  const int bound = options.port == 0 ? server->bind_to_any_port(options.host)
+                                      : (server->bind_to_port(options.host, options.port) ? options.port : -1);
+  if (bound < 0)
+    return error{errc::io_error, "cannot listen on " + v->address() + " (in use, or not an address of this machine)"};
+  v->options_.port = bound;
   v->server_ = server;
   v->thread_ = std::thread([server] { server->listen_after_bind(); });
   return v;
@@ -162,6 +177,8 @@ std::string live_view::address() const {
   return (options_.tls_cert.empty() ? "http://" : "https://") + options_.host + ":" + std::to_string(options_.port);
 }
 
+int live_view::port() const noexcept { return options_.port; }
+
 void live_view::watched() { last_watch_ms_ = now_ms(started_); }
 
 void live_view::mark_ended() {
@@ -184,6 +201,8 @@ void live_view::offer_frame(view_frame frame) {
   while (!s.history.empty() && s.history.front().second < second - options_.history_s) s.history.pop_front();
   s.last_seq = frame.seq;
   s.last_capture_ms = frame.capture_ms;
+  s.last_offered = now;
+  s.offered = true;
   const double gap = seconds_between(s.last_kept, now);
   if (watching && frame.image && gap >= 1.0 / std::max(0.1, options_.max_view_fps)) {
     s.latest = std::move(frame);
@@ -242,6 +261,31 @@ nlohmann::json live_view::state_json() {
                               {"with_truth", s.with_truth},
                               {"correct", s.correct},
                               {"counters", counters.contains(name) ? counters[name] : nlohmann::json::object()}});
+  }
+  return out;
+}
+
+std::vector<camera_status> live_view::cameras() {
+  const auto now = std::chrono::steady_clock::now();
+  const bool ended = ended_ms_.load() >= 0;
+  std::vector<camera_status> out;
+  std::map<std::string, const stream_view*> named;  // the configured cameras and those that sent frames
+  static const stream_view none;
+  if (options_.chat)
+    for (const auto& name : options_.chat->camera_names()) named.emplace(name, &none);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [name, s] : streams_) named[name] = &s;
+  for (const auto& [name, view] : named) {
+    const stream_view& s = *view;
+    camera_status c;
+    c.name = name;
+    if (s.offered) {
+      c.seq = s.last_seq;
+      c.capture_ms = s.last_capture_ms;
+      c.seconds_since_frame = seconds_between(s.last_offered, now);
+    }
+    c.state = ended ? "ended" : !s.offered ? "waiting" : c.seconds_since_frame > 10 ? "idle" : "live";
+    out.push_back(std::move(c));
   }
   return out;
 }

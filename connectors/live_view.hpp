@@ -10,6 +10,8 @@
 ///   /frame/NAME.jpg   the latest frame of a camera with the overlay
 ///   /metrics          Prometheus text format (from the pipeline's probe)
 ///   /healthz          liveness
+///   /v1/...           the OpenAI-style API, when a chat service is given
+///                     (connectors/chat_routes)
 ///
 /// Serving never slows the pipeline: offer_frame() keeps a pointer to the
 /// preprocessed frame at most `max_view_fps` times a second per camera, and
@@ -29,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "connectors/chat_routes.hpp"
 #include "connectors/line_sink.hpp"
 #include "core/error.hpp"
 #include "core/preprocess.hpp"
@@ -49,7 +52,7 @@ struct view_frame {
 
 struct live_view_options {
   std::string host = "127.0.0.1";
-  int port = 8080;
+  int port = 8080;  ///< 0: any free port (port() says which)
   double max_view_fps = 2.0;     ///< frames kept for the view per camera per second
   double watch_timeout_s = 10.0; ///< no request for this long: nobody is watching
   int history_s = 300;           ///< seconds of chart history per camera
@@ -59,6 +62,9 @@ struct live_view_options {
   /// When set, every path but /healthz needs "Authorization: Bearer TOKEN"
   /// (or ?token=TOKEN, for the page's images); otherwise 401, counted.
   std::string token;
+  /// The pipeline's answers over /v1/chat/completions; none: no /v1 routes.
+  std::shared_ptr<chat_service> chat;
+  chat_endpoint_options chat_options;
 };
 
 class live_view : public line_sink {
@@ -88,12 +94,19 @@ class live_view : public line_sink {
   [[nodiscard]] std::uint64_t frames_kept() const noexcept { return kept_; }
   [[nodiscard]] std::uint64_t unauthorized() const noexcept { return unauthorized_; }
   [[nodiscard]] std::string address() const;
+  /// The port served on (the one the system picked when the options said 0).
+  [[nodiscard]] int port() const noexcept;
+  /// The cameras the chat service names and those that sent frames, with
+  /// their latest frame (for /v1/cameras).
+  [[nodiscard]] std::vector<camera_status> cameras();
 
  private:
   struct stream_view {
     view_frame latest;  // image set only while watched
     std::uint64_t last_seq = 0;
     double last_capture_ms = 0;
+    std::chrono::steady_clock::time_point last_offered{};
+    bool offered = false;
     std::chrono::steady_clock::time_point last_kept{};
     struct bucket {
       long second = 0;
@@ -125,6 +138,7 @@ class live_view : public line_sink {
   std::atomic<long long> ended_ms_{-1};  // -1 while the run goes on
   std::atomic<std::uint64_t> kept_{0};
   std::atomic<std::uint64_t> unauthorized_{0};
+  std::shared_ptr<chat_routes> chat_;
 };
 
 /// The page itself: HTML, CSS and JavaScript with no external resources.

@@ -13,6 +13,8 @@ struct answer {
   std::string text;
   std::vector<int> ids;
   bool stopped_on_eos = false;
+  bool stopped_on_string = false;  ///< a stop string ended it (it is not in `text`)
+  bool cancelled = false;          ///< whoever streamed it stopped listening
   bool random_weights = false;  ///< the text came from random weights: not an answer
   int prompt_tokens = 0;
   int image_tokens = 0;

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "core/answer_text_stream.hpp"
+
 namespace vlcache {
 
 answerer::answerer(std::unique_ptr<language_model> model, std::unique_ptr<tokenizer> tok, answer_options options)
@@ -48,6 +50,18 @@ expected<answer> answerer::ask(stream_id stream, const tensor_handle& features, 
   return std::move(out[0]);
 }
 
+expected<answer> answerer::ask(stream_id stream, const tensor_handle& features, const std::string& question,
+                               const ask_controls& controls) {
+  if (controls.sampling && controls.sampling->max_new_tokens <= 0)
+    return error{errc::invalid_argument, "max_new_tokens must be positive"};
+  auto out = answer_batch({question_about{stream, features, question}}, &controls);
+  return std::move(out[0]);
+}
+
+std::vector<expected<answer>> answerer::ask_batch(const std::vector<question_about>& batch) {
+  return answer_batch(batch, nullptr);
+}
+
 expected<prompt_layout> answerer::prompt_for(const tensor_handle& features, const std::string& question) const {
   const auto& c = model_->config();
   const int image_tokens = features.empty() ? 0 : static_cast<int>(features.shape()[0]);
@@ -56,8 +70,10 @@ expected<prompt_layout> answerer::prompt_for(const tensor_handle& features, cons
   return tok_->build_prompt(options_.prompt_template, question, c.image_token_index, image_tokens);
 }
 
-std::vector<expected<answer>> answerer::ask_batch(const std::vector<question_about>& batch) {
+std::vector<expected<answer>> answerer::answer_batch(const std::vector<question_about>& batch,
+                                                     const ask_controls* controls) {
   const auto& c = model_->config();
+  const sampling_options& sampling = controls && controls->sampling ? *controls->sampling : options_.sampling;
   std::vector<expected<answer>> out;
   std::vector<prompt_layout> prompts;
   std::vector<std::size_t> index;  // prompts[i] answers batch[index[i]]
@@ -70,9 +86,9 @@ std::vector<expected<answer>> answerer::ask_batch(const std::vector<question_abo
       continue;
     }
     const int room = c.max_position_embeddings - static_cast<int>(prompt->ids.size());
-    if (room < options_.sampling.max_new_tokens) {
+    if (room < sampling.max_new_tokens) {
       out.emplace_back(error{errc::capacity, "the prompt has " + std::to_string(prompt->ids.size()) + " tokens; with " +
-                                                 std::to_string(options_.sampling.max_new_tokens) +
+                                                 std::to_string(sampling.max_new_tokens) +
                                                  " new tokens it overflows the context of " +
                                                  std::to_string(c.max_position_embeddings)});
       continue;
@@ -98,7 +114,19 @@ std::vector<expected<answer>> answerer::ask_batch(const std::vector<question_abo
     live.push_back(i);
   }
   if (live.empty()) return out;
-  auto gen = model_->generate_batch(seqs, logits, options_.sampling);
+  // A streamed or stopped answer (a batch of one) is decoded as it grows.
+  answer_text_stream text(controls ? controls->stop : std::vector<std::string>{});
+  std::vector<int> so_far;
+  bool cancelled = false;
+  language_model::token_hook hook;
+  if (controls && (controls->on_text || !controls->stop.empty()))
+    hook = [&](std::size_t, int id) {
+      so_far.push_back(id);
+      const std::string piece = text.update(tok_->decode(so_far));
+      if (!piece.empty() && controls->on_text && !controls->on_text(piece)) cancelled = true;
+      return !text.stopped() && !cancelled;
+    };
+  auto gen = model_->generate_batch(seqs, logits, sampling, hook);
   for (std::size_t j = 0; j < live.size(); ++j) {
     const std::size_t i = live[j];
     const auto& q = batch[index[i]];
@@ -115,6 +143,14 @@ std::vector<expected<answer>> answerer::ask_batch(const std::vector<question_abo
     std::vector<int> text_ids = g.ids;
     if (g.stopped_on_eos) text_ids.pop_back();
     a.text = tok_->decode(text_ids);
+    if (hook) {
+      // The streamed text is the answer (cut at a stop string); what it held back goes out now.
+      a.text = text.text();
+      const std::string rest = text.finish();
+      if (!rest.empty() && controls->on_text && !cancelled) (void)controls->on_text(rest);
+      a.stopped_on_string = text.stopped();
+      a.cancelled = cancelled;
+    }
     a.stopped_on_eos = g.stopped_on_eos;
     a.random_weights = model_->random_weights();
     a.prompt_tokens = p.prompt_tokens;

@@ -3,7 +3,9 @@
 /// Answers a question about an image's visual tokens: the LLaVA prompt,
 /// the prefill with KV reuse per stream, then decoding.
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,16 @@
 #include "core/tokenizer.hpp"
 
 namespace vlcache {
+
+/// What one question may set for itself (OpenAI's max_tokens, temperature,
+/// stop, stream): unset, the answerer's options hold.
+struct ask_controls {
+  std::optional<sampling_options> sampling;
+  std::vector<std::string> stop;  ///< the answer ends where one begins
+  /// Called with each piece of the answer once it is final; returning
+  /// false stops the answer there (the listener went away).
+  std::function<bool(const std::string& piece)> on_text;
+};
 
 struct answer_options {
   std::string prompt_template = default_prompt_template;
@@ -38,6 +50,9 @@ class answerer {
   /// One answer for `stream`; `features` [image_tokens, hidden] (may be empty
   /// for a text-only question). An error concerns this request only.
   [[nodiscard]] expected<answer> ask(stream_id stream, const tensor_handle& features, const std::string& question);
+  /// ask() with the question's own sampling, stop strings and streaming.
+  [[nodiscard]] expected<answer> ask(stream_id stream, const tensor_handle& features, const std::string& question,
+                                     const ask_controls& controls);
   struct question_about {
     stream_id stream = 0;
     tensor_handle features;
@@ -69,6 +84,9 @@ class answerer {
   answerer(std::unique_ptr<language_model> model, std::unique_ptr<tokenizer> tok, answer_options options);
   /// The prompt for `question` about `features` (empty: a text-only prompt), or why there is none.
   [[nodiscard]] expected<prompt_layout> prompt_for(const tensor_handle& features, const std::string& question) const;
+  /// ask_batch(), with `controls` for a batch of one.
+  [[nodiscard]] std::vector<expected<answer>> answer_batch(const std::vector<question_about>& batch,
+                                                          const ask_controls* controls);
   std::unique_ptr<language_model> model_;
   std::unique_ptr<tokenizer> tok_;
   answer_options options_;

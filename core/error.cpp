@@ -10,6 +10,7 @@ const char* to_string(errc code) noexcept {
     case errc::not_found: return "not_found";
     case errc::io_error: return "io_error";
     case errc::capacity: return "capacity";
+    case errc::busy: return "busy";
     case errc::cancelled: return "cancelled";
   }
   return "unknown";

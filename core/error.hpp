@@ -19,6 +19,7 @@ enum class errc {
   not_found,         ///< a file, stream or entry that does not exist
   io_error,          ///< reading or decoding failed
   capacity,          ///< a bounded resource cannot hold the request
+  busy,              ///< a bounded queue is full now: ask again later
   cancelled,         ///< stopped before it finished (the pipeline is stopping); nobody failed
 };
 

@@ -514,15 +514,16 @@ int language_model::pick(const tensor_handle& logits, const sampling_options& sa
 }
 
 expected<generation> language_model::generate(kv_sequence& seq, const tensor_handle& last_logits,
-                                              const sampling_options& sampling) {
-  auto out = generate_batch({&seq}, {last_logits}, sampling);
+                                              const sampling_options& sampling, const token_hook& on_token) {
+  auto out = generate_batch({&seq}, {last_logits}, sampling, on_token);
   if (!out) return out.err();
   return std::move((*out)[0]);
 }
 
 expected<std::vector<generation>> language_model::generate_batch(const std::vector<kv_sequence*>& seqs,
                                                                  const std::vector<tensor_handle>& last_logits,
-                                                                 const sampling_options& sampling) {
+                                                                 const sampling_options& sampling,
+                                                                 const token_hook& on_token) {
   if (seqs.size() != last_logits.size())
     return error{errc::invalid_argument, "generate: " + std::to_string(seqs.size()) + " sequences, " +
                                              std::to_string(last_logits.size()) + " logit rows"};
@@ -542,6 +543,11 @@ expected<std::vector<generation>> language_model::generate_batch(const std::vect
       g[i].ids.push_back(next);
       if (next == impl_->cfg.eos_token_id) {
         g[i].stopped_on_eos = true;
+        g[i].decode_ms = ms_since(start);
+        continue;
+      }
+      if (on_token && !on_token(i, next)) {
+        g[i].stopped_by_caller = true;
         g[i].decode_ms = ms_since(start);
         continue;
       }

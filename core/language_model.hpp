@@ -11,6 +11,7 @@
 /// subset of an earlier prompt (KV reuse across frames) is the general one.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +59,7 @@ struct sampling_options {
 struct generation {
   std::vector<int> ids;       ///< generated tokens (the EOS included when it ended the answer)
   bool stopped_on_eos = false;
+  bool stopped_by_caller = false;  ///< the token hook said stop (a stop string, a client gone)
   double decode_ms = 0.0;
 };
 
@@ -96,16 +98,21 @@ class language_model {
   /// forward() at the positions after the sequence's end.
   [[nodiscard]] expected<tensor_handle> append(kv_sequence& seq, const tensor_handle& rows, bool all_logits = false);
 
-  /// Picks tokens from `last_logits` on, appending each to `seq`, until EOS
-  /// or max_new_tokens.
+  /// Called with each picked token (the index of its sequence, the id);
+  /// returning false ends that sequence there (the token is kept).
+  using token_hook = std::function<bool(std::size_t sequence, int id)>;
+
+  /// Picks tokens from `last_logits` on, appending each to `seq`, until EOS,
+  /// max_new_tokens or the hook says stop.
   [[nodiscard]] expected<generation> generate(kv_sequence& seq, const tensor_handle& last_logits,
-                                              const sampling_options& sampling);
+                                              const sampling_options& sampling, const token_hook& on_token = {});
   /// generate() for several sequences, stepping together (each step's rows
   /// in one forward pass); a sequence that ends drops out. decode_ms is the
   /// time until each one ended.
   [[nodiscard]] expected<std::vector<generation>> generate_batch(const std::vector<kv_sequence*>& seqs,
                                                                  const std::vector<tensor_handle>& last_logits,
-                                                                 const sampling_options& sampling);
+                                                                 const sampling_options& sampling,
+                                                                 const token_hook& on_token = {});
   /// The next token for one row of logits (greedy or sampled).
   [[nodiscard]] int pick(const tensor_handle& logits, const sampling_options& sampling, std::uint64_t step) const;
 

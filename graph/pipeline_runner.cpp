@@ -6,6 +6,7 @@
 #include "connectors/video_reader.hpp"
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -31,6 +32,7 @@
 #include "actors/source_actor.hpp"
 #include "connectors/request_endpoint.hpp"
 #include "connectors/live_view.hpp"
+#include "graph/pipeline_chat.hpp"
 #include "connectors/scene_video.hpp"
 #include "core/statistics.hpp"
 #include "graph/pipeline_probe.hpp"
@@ -125,6 +127,7 @@ struct pipeline_graph {
   std::vector<actors::hasher_actor> hashers;
   std::shared_ptr<connectors::live_view> view;
   std::unique_ptr<connectors::request_server> requests;
+  std::shared_ptr<pipeline_chat> chat;  ///< the HTTP API's way in (with a view)
   std::shared_ptr<actors::ingest_live_counters> ingest_live = std::make_shared<actors::ingest_live_counters>();
   std::map<caf::actor_addr, stage_id> stages;  ///< every stage the runner monitors
   /// Set once a stop was asked for: the encoder then waits on no remote node.
@@ -148,6 +151,31 @@ std::string edge_metrics(pipeline_graph& g) {
     o += "vlcache_requests_total{outcome=\"refused\"} " + std::to_string(g.requests->rejected()) + "\n";
   }
   return o;
+}
+
+/// The HTTP API's limits and defaults, from [view] and [llm].
+connectors::chat_endpoint_options chat_options(const pipeline_spec& spec) {
+  connectors::chat_endpoint_options o;
+  o.limits.max_question_bytes = static_cast<std::size_t>(spec.llm.max_question_bytes);
+  o.limits.max_tokens = spec.view.api_max_tokens;
+  o.image.max_bytes = static_cast<std::size_t>(spec.view.api_max_image_bytes);
+  o.image.max_pixels = spec.view.api_max_image_pixels;
+  o.requests_per_s = spec.view.api_requests_per_s;
+  o.burst = spec.view.api_burst;
+  o.defaults = spec.llm.answer.sampling;
+  return o;
+}
+
+/// The API's service, named after the language model's folder (or preset).
+std::shared_ptr<pipeline_chat> open_chat(const pipeline_spec& spec, caf::actor_system& sys, bool has_llm) {
+  std::string model;
+  if (has_llm) {
+    std::filesystem::path p(spec.llm.model.empty() ? spec.encoder.model : spec.llm.model);
+    model = (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
+  }
+  std::vector<std::string> cameras;
+  for (const auto& c : spec.cameras) cameras.push_back(c.name);
+  return std::make_shared<pipeline_chat>(sys, model, std::move(cameras), spec.cache.preprocess);
 }
 
 /// Starts the view, handshakes a remote encoder, spawns and wires every
@@ -189,6 +217,9 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     vo.tls_cert = spec.view.tls_cert;
     vo.tls_key = spec.view.tls_key;
     vo.token = spec.view.token;
+    g.chat = open_chat(spec, sys, m.llm != nullptr);
+    vo.chat = g.chat;
+    vo.chat_options = chat_options(spec);
     auto started = connectors::live_view::start(
         vo, spec.name, [&probe, &g] { return to_prometheus(probe.collect()) + edge_metrics(g); },
         [&probe] { return per_stream_json(probe.collect()); });
@@ -390,6 +421,10 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     g.ingest = sys.spawn<caf::detached>(actors::ingest_actor, is, wiring, monitor);
     watch(g.ingest, {k::ingest, "ingest"});
   }
+  // The API answers from here on (images only with the encoder in this process).
+  if (g.chat && g.answerer)
+    g.chat->connect(routing.answers, g.answerer,
+                    spec.encoder.remote.empty() ? caf::actor_cast<actors::auditor_actor>(enc) : actors::auditor_actor{});
   return true;
 }
 
@@ -522,6 +557,7 @@ actors::answerer_counters wait_for_answers(caf::scoped_actor& runner, const acto
 }
 
 void shut_down(caf::scoped_actor& runner, pipeline_graph& g) {
+  if (g.chat) g.chat->disconnect();
   for (auto& s : g.sources) runner->send_exit(s, caf::exit_reason::user_shutdown);
   runner->send_exit(g.encoder, caf::exit_reason::user_shutdown);
   g.requests.reset();

@@ -536,6 +536,11 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin,
       if (!f && v.token.empty()) r.fail("token_file", "cannot read '" + v.token_file + "'");
       else if (v.token.size() < 16) r.fail("token_file", "'" + v.token_file + "' holds a token shorter than 16 characters");
     }
+    v.api_requests_per_s = r.number("api_requests_per_s", 0.01, 10000.0).value_or(v.api_requests_per_s);
+    v.api_burst = r.number("api_burst", 1.0, 10000.0).value_or(v.api_burst);
+    v.api_max_image_bytes = r.integer("api_max_image_bytes", 1024, std::int64_t{256} << 20).value_or(v.api_max_image_bytes);
+    v.api_max_image_pixels = r.integer("api_max_image_pixels", 1024, std::int64_t{1} << 28).value_or(v.api_max_image_pixels);
+    v.api_max_tokens = static_cast<int>(r.integer("api_max_tokens", 1, 4096).value_or(v.api_max_tokens));
     r.reject_unknown_keys();
   }
   if (const toml::table* t = top.table("security")) {

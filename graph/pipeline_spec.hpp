@@ -111,6 +111,12 @@ struct view_spec {
   std::string tls_cert, tls_key;  ///< HTTPS (PEM files); empty: HTTP
   std::string token_file;         ///< a file holding the bearer token; empty: no token
   std::string token;              ///< read from token_file
+  /// The OpenAI-style API (/v1/...): limits per client.
+  double api_requests_per_s = 2.0;
+  double api_burst = 4.0;
+  std::int64_t api_max_image_bytes = std::int64_t{8} << 20;
+  std::int64_t api_max_image_pixels = std::int64_t{4096} * 4096;
+  int api_max_tokens = 256;
   /// Both HTTPS and a token: the view may be served beyond loopback.
   [[nodiscard]] bool authenticated() const { return !tls_cert.empty() && !token.empty(); }
 };

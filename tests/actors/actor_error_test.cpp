@@ -14,7 +14,7 @@ namespace {
 TEST(actor_error, every_code_is_an_error_with_its_message_and_name) {
   caf::actor_system sys(vlcache::testing::threaded_config());
   for (auto code : {errc::invalid_argument, errc::invalid_image, errc::invalid_config, errc::not_found,
-                    errc::io_error, errc::capacity, errc::cancelled}) {
+                    errc::io_error, errc::capacity, errc::busy, errc::cancelled}) {
     const auto e = to_caf_error({code, "what went wrong"});
     ASSERT_TRUE(static_cast<bool>(e)) << to_string(code) << " must not read as success";
     EXPECT_EQ(error_text(sys, e), "what went wrong");

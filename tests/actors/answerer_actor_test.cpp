@@ -61,9 +61,9 @@ struct answerer_env : vlcache::testing::deterministic_system {
     llm = std::move(*loaded);
     width = llm->model().config().hidden_size;
   }
-  void start(int max_batch, int audit_every = 0) {
+  void start(int max_batch, int audit_every = 0, int max_on_demand = 16) {
     sink = sys.spawn(collecting_sink, out);
-    actor = sys.spawn(llm_answerer, llm, answerer_settings{"What is in the image?", 16, max_batch, audit_every},
+    actor = sys.spawn(llm_answerer, llm, answerer_settings{"What is in the image?", max_on_demand, max_batch, audit_every},
                       std::vector<sink_actor>{sink});
     sched.run();
   }
@@ -148,6 +148,55 @@ TEST(answerer_actor, answers_with_a_known_truth_are_scored_and_others_are_not) {
   EXPECT_EQ(c->answered, 3u);
   EXPECT_EQ(c->with_truth, 2u);
   EXPECT_EQ(c->correct, 1u);
+}
+
+// On-demand questions beyond the bound are refused as busy (the HTTP API's
+// 429), the others answered; a question with its own controls is streamed
+// piece by piece; an answer marked unpublished reaches its asker alone.
+TEST(answerer_actor, questions_over_the_bound_are_busy_and_controls_stream_unpublished_answers) {
+  answerer_env env;
+  env.start(1, 0, 1);
+  auto pieces = std::make_shared<std::vector<std::string>>();
+  auto controls = std::make_shared<ask_controls>();
+  controls->sampling = sampling_options{};
+  controls->sampling->max_new_tokens = 5;
+  controls->on_text = [pieces](const std::string& p) {
+    pieces->push_back(p);
+    return true;
+  };
+  std::vector<std::optional<expected<answer_record>>> replies(3);
+  env.sys.spawn([&](caf::event_based_actor* self) {
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+      auto j = job_for(1, 16, env.width, 0);
+      j.question = "What is in the image?";
+      j.controls = controls;
+      j.publish = false;
+      self->request(env.actor, caf::infinite, ask_atom::value, std::move(j))
+          .then([&replies, i](const answer_record& r) { replies[i] = r; },
+                [&replies, i](const caf::error& e) {
+                  replies[i] = error{e.code() == static_cast<std::uint8_t>(errc::busy) + 1 ? errc::busy : errc::io_error,
+                                     "refused"};
+                });
+    }
+  });
+  env.sched.run();
+  ASSERT_TRUE(replies[0] && *replies[0]) << "the first question is answered";
+  for (std::size_t i = 1; i < replies.size(); ++i) {
+    ASSERT_TRUE(replies[i]);
+    ASSERT_FALSE(*replies[i]) << "question " << i << " was not refused";
+    EXPECT_EQ(replies[i]->err().code, errc::busy);
+  }
+  const answer& a = (*replies[0])->result;
+  std::string streamed;
+  for (const auto& p : *pieces) streamed += p;
+  EXPECT_EQ(streamed, a.text) << "the pieces make the answer";
+  EXPECT_EQ(pieces->empty(), a.text.empty());
+  EXPECT_LE(a.ids.size(), 5u) << "the question's own max_new_tokens";
+  EXPECT_TRUE(env.out->answers.empty()) << "an unpublished answer reached a sink";
+  auto c = env.counters_then_stop();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->answered, 1u);
+  EXPECT_TRUE(c->per_stream.empty());
 }
 
 // keep_kv_current: a frame between answers brings the stream's image K/V up

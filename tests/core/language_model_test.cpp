@@ -323,6 +323,57 @@ TEST(answerer, bad_requests_fail_alone) {
   EXPECT_NE(mismatch.err().message.find("400 pieces"), std::string::npos);
 }
 
+// A question's own controls: streamed pieces make the same answer as the
+// plain ask, a stop string cuts it, max_new_tokens bounds it, and a
+// listener that goes away stops the decoding.
+TEST(answerer, controls_stream_stop_and_bound_an_answer) {
+  answer_options o;
+  o.sampling.max_new_tokens = 8;
+  auto plain = *answerer::load(dir + "llava_new", "", llm_options{}, o);
+  auto controlled = *answerer::load(dir + "llava_new", "", llm_options{}, o);
+  const auto feats = tensor_handle::from_floats(ref_floats("features").data(), {16, 48});
+  auto reference = plain->ask(1, feats, "How many cars?");
+  ASSERT_TRUE(reference) << reference.err().message;
+  ASSERT_GE(reference->text.size(), 2u) << "the fixture's answer is too short to cut";
+
+  std::string streamed;
+  int calls = 0;
+  ask_controls streaming;
+  streaming.on_text = [&](const std::string& piece) {
+    streamed += piece;
+    ++calls;
+    return true;
+  };
+  auto s = controlled->ask(1, feats, "How many cars?", streaming);
+  ASSERT_TRUE(s) << s.err().message;
+  EXPECT_EQ(s->ids, reference->ids);
+  EXPECT_EQ(s->text, reference->text);
+  EXPECT_EQ(streamed, reference->text);
+  EXPECT_GE(calls, 1);
+
+  ask_controls stopping;
+  stopping.stop = {reference->text.substr(1, 1)};
+  auto cut = controlled->ask(2, feats, "How many cars?", stopping);
+  ASSERT_TRUE(cut);
+  EXPECT_TRUE(cut->stopped_on_string);
+  EXPECT_EQ(cut->text, reference->text.substr(0, reference->text.find(stopping.stop[0])));
+
+  ask_controls short_one;
+  short_one.sampling = o.sampling;
+  short_one.sampling->max_new_tokens = 2;
+  auto bounded = controlled->ask(3, feats, "How many cars?", short_one);
+  ASSERT_TRUE(bounded);
+  EXPECT_LE(bounded->ids.size(), 2u);
+  EXPECT_EQ(bounded->ids, std::vector<int>(reference->ids.begin(), reference->ids.begin() + bounded->ids.size()));
+
+  ask_controls leaving;
+  leaving.on_text = [](const std::string&) { return false; };
+  auto gone = controlled->ask(4, feats, "How many cars?", leaving);
+  ASSERT_TRUE(gone);
+  EXPECT_TRUE(gone->cancelled);
+  EXPECT_LT(gone->ids.size(), reference->ids.size());
+}
+
 TEST(answerer, random_presets_say_so) {
   auto a = answerer::load("tiny", dir + "tokenizer.model", llm_options{}, answer_options{});
   ASSERT_TRUE(a) << a.err().message;
