@@ -109,7 +109,6 @@ struct chat_handlers {
   }
 
   void completions(const httplib::Request& req, httplib::Response& res) {
-    if (auto refused = admit(req)) return send_error(res, *refused);
     auto parsed = parse_chat_request(req.body, r.options_.limits, r.options_.defaults);
     if (auto* e = std::get_if<api_error>(&parsed)) {
       if (e->status == 413) r.count_refusal("question_size");
@@ -244,7 +243,8 @@ std::shared_ptr<chat_routes> chat_routes::add(httplib::Server& server, std::shar
   auto counted = [self](const char* path, auto handle) {
     return [self, path, handle](const httplib::Request& req, httplib::Response& res) {
       chat_handlers h{*self};
-      handle(h, req, res);
+      if (auto refused = h.admit(req)) send_error(res, *refused);
+      else handle(h, req, res);
       self->count_request(path, res.status < 0 ? 200 : res.status);
     };
   };

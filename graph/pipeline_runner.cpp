@@ -276,7 +276,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   if (m.llm) {
     // The answerer computes for seconds per message: its own thread.
     g.answerer = sys.spawn<caf::detached>(actors::llm_answerer, m.llm,
-                                          actors::answerer_settings{spec.llm.question, 16, spec.llm.max_batch,
+                                          actors::answerer_settings{spec.llm.question, spec.llm.max_waiting_questions, spec.llm.max_batch,
                                                                     spec.fidelity_control.answer_audit_every},
                                           sinks);
     routing.answers = sys.spawn(actors::answer_router, g.answerer, spec.llm.policy, spec.llm.keep_kv_current);

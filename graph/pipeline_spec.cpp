@@ -141,6 +141,8 @@ void read_llm(table_reader& r, llm_spec& l) {
   l.policy.first_frame = r.boolean("first_frame").value_or(true);
   l.request_endpoint = r.string("request_endpoint").value_or("");
   l.max_question_bytes = static_cast<int>(r.integer("max_question_bytes", 1, 1 << 20).value_or(l.max_question_bytes));
+  l.max_waiting_questions =
+      static_cast<int>(r.integer("max_waiting_questions", 1, 4096).value_or(l.max_waiting_questions));
   l.max_batch = static_cast<int>(r.integer("max_batch", 1, 64).value_or(l.max_batch));
   l.keep_kv_current = r.boolean("keep_kv_current").value_or(false);
   if (l.keep_kv_current && !a.reuse.enabled)

@@ -97,7 +97,8 @@ struct llm_spec {
   answer_options answer;  ///< template, sampling, KV reuse
   answer_policy_config policy{10, 0.0, true};
   std::string request_endpoint;  ///< tcp://HOST:PORT: a REP socket for on-demand questions
-  int max_question_bytes = 4000; ///< longer questions on the request endpoint are refused
+  int max_question_bytes = 4000; ///< longer questions on the request endpoint and the API are refused
+  int max_waiting_questions = 16; ///< on-demand questions queued at the answerer; more are refused (busy)
   int max_batch = 4;             ///< streams answered together in one pass
   bool keep_kv_current = false;  ///< frames between answers update the streams' image K/V
   llm_options options;

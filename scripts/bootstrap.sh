@@ -26,6 +26,9 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The OpenAI API's test runs the official Node client (npm install openai):
+# Debian's node and npm, unless a node with its npm is there already.
+command -v npm > /dev/null || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]}"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q

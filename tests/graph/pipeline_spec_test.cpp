@@ -215,6 +215,27 @@ TEST(pipeline_spec, reads_the_llm_and_view_tables) {
   EXPECT_DOUBLE_EQ(r.spec.view.hold_s, 5.0);
 }
 
+TEST(pipeline_spec, reads_the_api_limits_and_refuses_them_out_of_range) {
+  auto r = parse_pipeline(tiny_head + "[llm]\ntokenizer = \"" + tokenizer +
+                              "\"\nmax_waiting_questions = 3\n[view]\nhttp = \"127.0.0.1:8088\"\n"
+                              "api_requests_per_s = 7.5\napi_burst = 9\napi_max_image_bytes = 65536\n"
+                              "api_max_image_pixels = 4096\napi_max_tokens = 12\n",
+                          "t.toml");
+  ASSERT_TRUE(r.ok()) << all(r);
+  EXPECT_EQ(r.spec.llm.max_waiting_questions, 3);
+  EXPECT_DOUBLE_EQ(r.spec.view.api_requests_per_s, 7.5);
+  EXPECT_DOUBLE_EQ(r.spec.view.api_burst, 9.0);
+  EXPECT_EQ(r.spec.view.api_max_image_bytes, 65536);
+  EXPECT_EQ(r.spec.view.api_max_image_pixels, 4096);
+  EXPECT_EQ(r.spec.view.api_max_tokens, 12);
+  auto bad = parse_pipeline(tiny_head + "[llm]\ntokenizer = \"" + tokenizer + "\"\nmax_waiting_questions = 0\n"
+                                "[view]\napi_requests_per_s = 0\napi_max_tokens = 100000\napi_max_image_bytes = 10\n",
+                            "t.toml");
+  for (const char* key : {"[llm].max_waiting_questions", "[view].api_requests_per_s", "[view].api_max_tokens",
+                          "[view].api_max_image_bytes"})
+    EXPECT_TRUE(has(bad, key)) << key << ": " << all(bad);
+}
+
 TEST(pipeline_spec, llm_and_view_errors_name_their_keys) {
   auto r = parse_pipeline(tiny_head + "[llm]\ntemplate = \"no slot\"\nevery_n_frames = -1\ntop_p = 2.0\n"
                                       "request_endpoint = \"5999\"\nwhat = 1\n[view]\nhttp = \"nowhere\"\n",
