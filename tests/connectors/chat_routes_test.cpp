@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
 #include <sstream>
+#include <thread>
 
 #include "connectors/live_view.hpp"
 
@@ -208,6 +210,59 @@ TEST(chat_routes, cameras_list_the_configured_and_their_latest_frame) {
   EXPECT_EQ(j["data"][1]["name"], "yard");
   EXPECT_EQ(j["data"][1]["state"], "waiting");
   EXPECT_TRUE(j["data"][1]["latest_frame"].is_null());
+}
+
+
+/// Streams pieces until its listener says stop, then says how far it got.
+struct endless_service : scripted_service {
+  std::atomic<int> pieces{0};
+  std::atomic<bool> stopped{false};
+  expected<chat_reply> ask(const std::string&, const owned_image*, const std::string&,
+                           const ask_controls& controls) override {
+    for (int i = 0; i < 100000 && controls.on_text; ++i) {
+      ++pieces;
+      if (!controls.on_text("x")) {
+        stopped = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    chat_reply r;
+    r.result.text = "x";
+    r.result.cancelled = stopped;
+    return r;
+  }
+};
+
+TEST(chat_routes, a_client_that_leaves_mid_stream_stops_the_answer) {
+  auto service = std::make_shared<endless_service>();
+  live_view_options o;
+  o.port = 0;
+  o.chat = service;
+  auto view = live_view::start(o, "test", [] { return std::string(); }, [] { return json::object(); });
+  ASSERT_TRUE(view) << view.err().message;
+  {
+    httplib::Client c("127.0.0.1", (*view)->port());
+    auto body = question("go on");
+    body["stream"] = true;
+    std::string seen;
+    // Reading a few events, then hanging up.
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/chat/completions";
+    req.body = body.dump();
+    req.set_header("Content-Type", "application/json");
+    req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+      seen.append(data, n);
+      return seen.size() < 2000;
+    };
+    (void)c.send(req);
+    EXPECT_GE(seen.size(), 2000u);
+  }
+  for (int i = 0; i < 500 && !service->stopped; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(service->stopped) << "the answer went on after its client left";
+  EXPECT_LT(service->pieces.load(), 100000);
+  (*view)->stop();
 }
 
 }  // namespace
