@@ -30,6 +30,7 @@ expected<token_index> token_index::make(const token_index_config& config) {
 token_index::priority token_index::priority_of(const slot& s) const {
   const auto& e = s.entry;
   switch (config_.policy) {
+    case eviction_policy::value:  // a single token saves one token's compute alike: value ranks by recency
     case eviction_policy::lru: return {static_cast<double>(e.last_use), 0.0, e.id};
     case eviction_policy::lfu:
       return {static_cast<double>(e.hits), static_cast<double>(e.last_use), e.id};

@@ -975,31 +975,37 @@ expected<std::vector<frame_result>> vision_encoder::encode(const std::vector<fra
     for (int i = 0; i < n; ++i)
       if (marked[i]) positions[r].push_back(i);
   }
+  std::set<stream_id> denied;  // streams the budget gives no state: they run in full and keep nothing
   if (im.budget) {  // room for the batch's new states first, by the policy
-    std::uint64_t needed = 0;
+    std::vector<stream_id> newcomers;
     for (const auto& req : batch)
-      if (!has_stream(req.stream)) needed += im.state_bytes();
-    auto victims = im.budget->make_room(needed, seen);
-    if (!victims) return error{victims.err().code, "encoder: " + victims.err().message};
-    for (stream_id v : *victims) {
+      if (!has_stream(req.stream)) newcomers.push_back(req.stream);
+    auto plan = im.budget->plan_room(newcomers, im.state_bytes(), seen);
+    if (!plan) return error{plan.err().code, "encoder: " + plan.err().message};
+    for (stream_id v : plan->victims) {
       im.streams.erase(v);
-      im.budget->release(v);
+      im.budget->charge(v, 0);  // its history stays: it may earn a state back
       ++im.evicted[v].evictions;
       im.awaiting_refill.insert(v);
     }
+    denied = std::move(plan->denied);
   }
   try {
     at::NoGradGuard no_grad;
     auto out = im.layer_tolerance > 0 ? im.sparse_layerwise(batch, positions, full) : im.sparse(batch, positions, full);
-    for (auto& r : out) {
-      if (im.awaiting_refill.erase(r.stream) != 0) {
-        r.refilled = true;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      auto& r = out[i];
+      const bool no_room = denied.count(r.stream) != 0;
+      if (im.awaiting_refill.erase(r.stream) != 0 || no_room) {
+        r.refilled = true;  // in full for want of a state
         ++im.evicted[r.stream].refills;
       }
-      if (im.budget) {
-        im.budget->charge(r.stream, store_bytes(r.stream));
-        im.budget->use(r.stream);
-      }
+      if (!im.budget) continue;
+      if (no_room) im.streams.erase(r.stream);  // the state the forward made is not kept
+      im.budget->charge(r.stream, no_room ? 0 : store_bytes(r.stream));
+      // What a state saves on this frame: the share the gate would reuse.
+      const auto& req = batch[i];
+      im.budget->use(r.stream, req.full ? 0.0 : 1.0 - static_cast<double>(req.positions.size()) / n);
     }
     im.peak_bytes = std::max(im.peak_bytes, store_bytes_total());
     return out;
@@ -1008,7 +1014,7 @@ expected<std::vector<frame_result>> vision_encoder::encode(const std::vector<fra
     // next frame runs in full.
     for (const auto& req : batch) {
       im.streams.erase(req.stream);
-      if (im.budget) im.budget->release(req.stream);
+      if (im.budget) im.budget->charge(req.stream, 0);
     }
     return error{errc::invalid_argument, std::string("sparse encoder failed: ") + e.what_without_backtrace()};
   }

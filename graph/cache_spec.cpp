@@ -69,6 +69,7 @@ void read_index(table_reader& r, cache_spec& s, bool present) {
     else r.fail("eviction", p.err().message);
   }
   c.half_life = r.number("half_life", 1e-3, 1e12).value_or(100.0);
+  c.hysteresis = r.number("hysteresis", 1.0, 1e6).value_or(c.hysteresis);
   if (present) s.index = c;
 }
 

@@ -6,7 +6,7 @@
 ///
 ///   [input]  image_size, patch_size, shortest_edge, pad_to_square
 ///   [gate]   ahash, dhash, phash (max Hamming bits), mad (max mean abs diff)
-///   [index]  capacity_mb, eviction ("lru" | "lfu" | "decayed_frequency"), half_life:
+///   [index]  capacity_mb, eviction ("value" | "lru" | "lfu" | "decayed_frequency"), half_life, hysteresis:
 ///            one budget for every stream's token store (absent: unbounded)
 ///   [views]  keep, cut_share, match_share: view memory (core/view_memory;
 ///            absent: off)

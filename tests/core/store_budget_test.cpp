@@ -33,6 +33,7 @@ TEST(store_budget, unbounded_never_evicts) {
 
 TEST(store_budget, lru_gives_up_the_least_recently_used_first) {
   auto b = make(eviction_policy::lru, 300);
+  EXPECT_EQ(store_budget_config{}.policy, eviction_policy::value) << "the default decides by value";
   add(b, 1, 100);
   add(b, 2, 100);
   add(b, 3, 100);
@@ -116,6 +117,99 @@ TEST(store_budget, capacity_is_never_exceeded_under_random_churn) {
       ASSERT_LE(b.used(), 1000u) << "step " << step << ", policy " << to_string(policy);
     }
     EXPECT_GT(evictions, 100) << to_string(policy);
+  }
+}
+
+
+/// One camera frame as the encoder handles it under the budget: room asked
+/// for a stream without a state, the plan applied, the frame's saving
+/// counted. True when the frame found its state (its tokens reused).
+bool encode_one(store_budget& b, stream_id s, std::uint64_t bytes, double saved, int* evictions = nullptr) {
+  const bool hit = b.holds(s);
+  if (!hit) {
+    auto plan = b.plan_room({s}, bytes, {s});
+    EXPECT_TRUE(plan) << plan.err().message;
+    for (auto v : plan->victims) {
+      b.charge(v, 0);
+      if (evictions) ++*evictions;
+    }
+    b.charge(s, plan->denied.count(s) ? 0 : bytes);
+  }
+  b.use(s, saved);
+  return hit;
+}
+
+// The textbook worst case for recency: round-robin over twice as many
+// streams as states fit. LRU gives up the very state the next frame needs,
+// so no frame finds its state; by value the first half keeps its states
+// (the others save as much, never clearly more) and its frames hit.
+TEST(store_budget, round_robin_over_twice_the_capacity_keeps_half_resident_by_value_and_none_by_lru) {
+  const int streams = 16, fit = 8;
+  for (auto policy : {eviction_policy::value, eviction_policy::lru}) {
+    auto b = make(policy, fit * 100, 100.0);
+    int hits = 0, frames = 0, evictions = 0;
+    for (int round = 0; round < 50; ++round)
+      for (stream_id s = 0; s < streams; ++s) {
+        const bool hit = encode_one(b, s, 100, 0.9, &evictions);
+        if (round >= 5) {  // after the first rounds
+          hits += hit;
+          ++frames;
+        }
+        ASSERT_LE(b.used(), static_cast<std::uint64_t>(fit * 100));
+      }
+    int resident = 0;
+    for (stream_id s = 0; s < streams; ++s) resident += b.holds(s);
+    if (policy == eviction_policy::value) {
+      EXPECT_EQ(resident, fit);
+      EXPECT_EQ(hits, frames / 2) << "half the frames find their state";
+      EXPECT_EQ(evictions, 0) << "equal streams do not displace each other";
+    } else {
+      EXPECT_EQ(hits, 0) << "LRU evicts what the next frame needs";
+      EXPECT_GT(evictions, 700);
+    }
+  }
+}
+
+// Under churn the states go to the streams that save the most: streams of
+// a busy scene (little reused) lose theirs to streams of a static one, and
+// a stream whose scene turns static earns a state back.
+TEST(store_budget, the_value_policy_keeps_the_states_that_save_the_most) {
+  auto b = make(eviction_policy::value, 3 * 100, 50.0);
+  std::vector<double> saved = {0.1, 0.95, 0.2, 0.9, 0.15, 0.92};  // 1, 3 and 5 are static scenes
+  for (int round = 0; round < 60; ++round)
+    for (stream_id s = 0; s < saved.size(); ++s) encode_one(b, s, 100, saved[s]);
+  EXPECT_TRUE(b.holds(1) && b.holds(3) && b.holds(5));
+  EXPECT_FALSE(b.holds(0) || b.holds(2) || b.holds(4));
+  saved[0] = 1.0;  // camera 0's scene stops moving; 3's gets busy
+  saved[3] = 0.05;
+  for (int round = 0; round < 60; ++round)
+    for (stream_id s = 0; s < saved.size(); ++s) encode_one(b, s, 100, saved[s]);
+  EXPECT_TRUE(b.holds(0) && b.holds(1) && b.holds(5));
+  EXPECT_FALSE(b.holds(3));
+  EXPECT_LE(b.used(), 300u);
+}
+
+// The value policy under random churn: never over capacity, never a
+// stream of the batch given up, and a stream denied room stores nothing.
+TEST(store_budget, the_value_policy_never_exceeds_the_capacity) {
+  auto b = make(eviction_policy::value, 1000, 20.0);
+  std::mt19937 rng(11);
+  for (int step = 0; step < 5000; ++step) {
+    std::set<stream_id> batch;
+    const int n = 1 + static_cast<int>(rng() % 3);
+    while (static_cast<int>(batch.size()) < n) batch.insert(static_cast<stream_id>(rng() % 12));
+    std::vector<stream_id> newcomers;
+    for (auto s : batch)
+      if (!b.holds(s)) newcomers.push_back(s);
+    auto plan = b.plan_room(newcomers, 200, batch);
+    ASSERT_TRUE(plan) << plan.err().message;
+    for (auto v : plan->victims) {
+      EXPECT_FALSE(batch.count(v));
+      b.charge(v, 0);
+    }
+    for (auto s : newcomers) b.charge(s, plan->denied.count(s) ? 0 : 200);
+    for (auto s : batch) b.use(s, static_cast<double>(rng() % 100) / 100.0);
+    ASSERT_LE(b.used(), 1000u) << "step " << step;
   }
 }
 

@@ -322,6 +322,7 @@ TEST(store_budget_encoder, evicts_whole_states_and_refills_in_full) {
   auto probe = load(dir + "llava_new");
   encoder_options o;
   o.store_budget.capacity_bytes = 2 * probe->state_bytes() + 10;
+  o.store_budget.policy = eviction_policy::lru;
   auto enc = std::move(*vision_encoder::load(dir + "llava_new", o));
   const auto a = ref().frame(0), b = ref().frame(1);
   ASSERT_TRUE(enc->encode({{1, a.data(), {}, false}}));
@@ -357,6 +358,31 @@ TEST(store_budget_encoder, evicts_whole_states_and_refills_in_full) {
   encoder_options tiny_budget;
   tiny_budget.store_budget.capacity_bytes = 100;
   expect_load_error(dir + "llava_new", {"holds no stream", std::to_string(probe->state_bytes())}, tiny_budget);
+}
+
+// By value (the default): with room for one state, a second stream that
+// saves no more than the first gets none. Its frames run in full, equal the
+// full forward, and store nothing; the first keeps its state.
+TEST(store_budget_encoder, a_stream_denied_a_state_gets_its_full_forward_and_stores_nothing) {
+  auto probe = load(dir + "llava_new");
+  encoder_options o;
+  o.store_budget.capacity_bytes = probe->state_bytes() + 10;
+  auto enc = std::move(*vision_encoder::load(dir + "llava_new", o));
+  const auto a = ref().frame(0), b = ref().frame(1);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(enc->encode({{1, a.data(), {2}, false}}));
+  for (int i = 0; i < 3; ++i) {
+    auto r = enc->encode({{2, i % 2 ? a.data() : b.data(), {4}, false}});
+    ASSERT_TRUE(r) << r.err().message;
+    EXPECT_TRUE((*r)[0].full);
+    EXPECT_TRUE((*r)[0].refilled) << "counted as a frame run in full for want of a state";
+    EXPECT_LE(rel_error((*r)[0].features.to_vector(), full_features(*enc, i % 2 ? a : b)), 1e-5);
+    EXPECT_FALSE(enc->has_stream(2));
+    EXPECT_TRUE(enc->has_stream(1));
+    EXPECT_LE(enc->store_bytes_total(), o.store_budget.capacity_bytes);
+  }
+  EXPECT_EQ(enc->evictions(1).evictions, 0u);
+  EXPECT_EQ(enc->evictions(2).refills, 3u);
+  EXPECT_LE(enc->store_bytes_peak(), o.store_budget.capacity_bytes);
 }
 
 }  // namespace
