@@ -23,6 +23,11 @@ const char* error_type(int status) {
   }
 }
 
+/// A boolean field set to true (absent or null: false).
+bool flag(const json& body, const char* key) {
+  return body.contains(key) && body[key].is_boolean() && body[key].get<bool>();
+}
+
 /// The user message's parts: its text joined, and its one image URL.
 std::optional<api_error> read_content(const json& content, chat_request& out) {
   if (content.is_string()) {
@@ -127,14 +132,14 @@ std::optional<api_error> read_stop_and_stream(const json& body, chat_request& ou
     if (!out.stream) return bad("\"stream_options\" is only allowed with \"stream\": true", "stream_options");
     const json& so = body["stream_options"];
     if (!so.is_object()) return bad("\"stream_options\" must be an object", "stream_options");
-    out.include_usage = so.value("include_usage", false);
+    out.include_usage = flag(so, "include_usage");
   }
   return std::nullopt;
 }
 
 /// What vlcache does not do is refused by name rather than ignored.
 std::optional<api_error> refuse_unserved(const json& body) {
-  if (body.value("logprobs", false) || (body.contains("top_logprobs") && !body["top_logprobs"].is_null()))
+  if (flag(body, "logprobs") || (body.contains("top_logprobs") && !body["top_logprobs"].is_null()))
     return bad("log probabilities are not served", "logprobs");
   for (const char* key : {"tools", "functions", "logit_bias"})
     if (body.contains(key) && !body[key].is_null() && !body[key].empty())
@@ -148,6 +153,9 @@ std::optional<api_error> refuse_unserved(const json& body) {
   return std::nullopt;
 }
 
+std::variant<chat_request, api_error> read_request(std::string_view text, const chat_limits& limits,
+                                                   const sampling_options& defaults);
+
 }  // namespace
 
 json error_body(const api_error& e) {
@@ -160,6 +168,18 @@ json error_body(const api_error& e) {
 
 std::variant<chat_request, api_error> parse_chat_request(std::string_view text, const chat_limits& limits,
                                                          const sampling_options& defaults) {
+  // A field of an unexpected type (a null, a number for a string) that a
+  // check below reads with its default is this request's error, not the server's.
+  try {
+    return read_request(text, limits, defaults);
+  } catch (const json::exception& e) {
+    return bad(std::string("a field has the wrong type (") + e.what() + ")", "", "invalid_type");
+  }
+}
+
+namespace {
+std::variant<chat_request, api_error> read_request(std::string_view text, const chat_limits& limits,
+                                                   const sampling_options& defaults) {
   const json body = json::parse(text, nullptr, false);
   if (body.is_discarded()) return bad("the body is not JSON", "", "invalid_json");
   if (!body.is_object()) return bad("the body must be a JSON object", "", "invalid_json");
@@ -180,6 +200,7 @@ std::variant<chat_request, api_error> parse_chat_request(std::string_view text, 
   if (auto e = refuse_unserved(body)) return *e;
   return out;
 }
+}  // namespace
 
 const char* finish_reason(const answer& a) noexcept {
   return a.stopped_on_eos || a.stopped_on_string ? "stop" : "length";

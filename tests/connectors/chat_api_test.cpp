@@ -95,6 +95,14 @@ TEST(chat_request, what_is_refused_names_its_field) {
   auto logprobs = camera_question("q");
   logprobs["logprobs"] = true;
   EXPECT_EQ(refusal(logprobs).param, "logprobs");
+  auto nulls = camera_question("q");
+  nulls["logprobs"] = nullptr;
+  nulls["stop"] = nullptr;
+  nulls["n"] = nullptr;
+  EXPECT_TRUE(std::holds_alternative<chat_request>(parse(nulls))) << "null fields are as if absent";
+  auto numeric_part = camera_question("q");
+  numeric_part["messages"][0]["content"][0]["type"] = 5;
+  EXPECT_EQ(refusal(numeric_part).code, "invalid_type") << "a field of the wrong type is the request's error";
   auto penalty = camera_question("q");
   penalty["presence_penalty"] = 0.5;
   EXPECT_EQ(refusal(penalty).param, "presence_penalty");
