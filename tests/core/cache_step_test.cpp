@@ -207,6 +207,7 @@ TEST_F(cache_step_fixture, views_are_bounded_and_a_view_not_kept_runs_in_full) {
 TEST_F(cache_step_fixture, a_view_the_store_budget_evicted_comes_back_in_full) {
   encoder_options o;
   o.store_budget.capacity_bytes = enc->state_bytes();  // room for one state: views compete with the stream
+  o.store_budget.policy = eviction_policy::lru;          // the newest state always gets room
   auto small = vision_encoder::load(model, o);
   ASSERT_TRUE(small) << small.err().message;
   auto& e = **small;
@@ -235,6 +236,35 @@ TEST_F(cache_step_fixture, a_view_the_store_budget_evicted_comes_back_in_full) {
   auto next = run_one(step, e, 0, x2, 3);
   ASSERT_TRUE(next);
   EXPECT_EQ(next->computed, 0);
+}
+
+// By value (the default) the new view's frames, which have saved nothing
+// yet, do not displace the kept view's state: they run in full and keep
+// nothing, and the camera's return to the kept view is gated against it.
+TEST_F(cache_step_fixture, by_value_a_kept_view_keeps_its_state_and_comes_back_gated) {
+  encoder_options o;
+  o.store_budget.capacity_bytes = enc->state_bytes();
+  auto small = vision_encoder::load(model, o);
+  ASSERT_TRUE(small) << small.err().message;
+  auto& e = **small;
+  auto step = *cache_step::make(*patch_grid::make(32, 8), mad_gate(), drift_config{}, keep_views(2));
+  const auto x1 = make_frame({}), x2 = make_frame({5}), y = make_frame(every_patch(), 2);
+  step_plan plan;
+  ASSERT_TRUE(run_one(step, e, 0, x1, 0));
+  auto cut = run_one(step, e, 0, y, 1);
+  ASSERT_TRUE(cut);
+  EXPECT_TRUE(cut->full && cut->refilled) << "the new view runs in full without a state";
+  ASSERT_EQ(step.views(0)->kept().size(), 1u);
+  EXPECT_TRUE(e.has_stream(step.views(0)->kept()[0])) << "the kept view's state stayed";
+  EXPECT_FALSE(e.has_stream(0));
+  EXPECT_LE(e.store_bytes_total(), e.store_capacity());
+  auto back = run_one(step, e, 0, x2, 2, &plan);
+  ASSERT_TRUE(back) << back.err().message;
+  EXPECT_TRUE(plan.restore.has_value());
+  EXPECT_FALSE(back->full) << "gated against the restored view";
+  EXPECT_LT(back->computed, 16);
+  EXPECT_TRUE(e.has_stream(0));
+  EXPECT_LE(e.store_bytes_total(), e.store_capacity());
 }
 
 }  // namespace
