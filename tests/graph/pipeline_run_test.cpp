@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <unistd.h>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,13 @@
 namespace vlcache::graph {
 namespace {
 
+/// A file in the temporary folder of this process alone: CTest runs the
+/// cases side by side, each in its own process.
+std::string scratch(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("vlcache_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+
 std::string cameras(int n, int frames) {
   std::string s;
   for (int i = 0; i < n; ++i)
@@ -36,14 +44,15 @@ nlohmann::json run(const std::string& toml, int expect_rc = 0) {
   std::string errors;
   for (const auto& e : r.errors) errors += e + "\n";
   EXPECT_TRUE(r.ok()) << errors;
-  const auto path = (std::filesystem::temp_directory_path() / "vlcache_run_summary.json").string();
+  const auto path = scratch("run_summary.json");
   std::filesystem::remove(path);
   run_options options;
   options.summary_json = path;
   options.progress = false;
   EXPECT_EQ(run_pipeline(r.spec, options), expect_rc);
-  std::ifstream f(path);
-  return nlohmann::json::parse(f);
+  nlohmann::json summary = nlohmann::json::parse(std::ifstream(path));
+  std::filesystem::remove(path);
+  return summary;
 }
 
 void expect_accounted(const nlohmann::json& s) {
@@ -205,10 +214,10 @@ TEST(pipeline_run, tokens_equal_the_cache_step_the_benchmarks_run) {
 // patrol clip (three presets of the sample video, 20 frames each, cycled):
 // the same tokens for every frame, and the views left are found again.
 TEST(pipeline_run, view_memory_gives_the_tokens_of_the_cache_step) {
-  const std::string clip = (std::filesystem::temp_directory_path() / "vlcache_patrol_test.avi").string();
+  const std::string clip = scratch("patrol_test.avi");
   const std::string make = std::string(VLCACHE_SCRIPTS) + "/make_patrol_clip.sh " + clip + " 100 20 > /dev/null";
   ASSERT_EQ(std::system(make.c_str()), 0) << make;
-  const std::string summary = (std::filesystem::temp_directory_path() / "vlcache_views_summary.json").string();
+  const std::string summary = scratch("views_summary.json");
   const std::string toml = R"(
     [pipeline]
     drop_policy = "block"
@@ -359,7 +368,9 @@ TEST(pipeline_run, store_budget_evicts_and_refills_without_losing_frames) {
     const auto& store = s["token_store"];
     // By value, cameras that save alike keep their states: the others run
     // in full (refills) rather than evict them.
-    if (policy != "value") EXPECT_GT(store["evictions"].get<int>(), 0) << policy;
+    if (policy != "value") {
+      EXPECT_GT(store["evictions"].get<int>(), 0) << policy;
+    }
     EXPECT_GT(store["refills"].get<int>(), 0) << policy;
     EXPECT_LE(store["peak_bytes"].get<std::uint64_t>(), store["capacity_bytes"].get<std::uint64_t>()) << policy;
     EXPECT_GE(store["peak_bytes"].get<std::uint64_t>(), 2 * store["state_bytes"].get<std::uint64_t>()) << policy;
