@@ -57,7 +57,7 @@ delivery_actor::behavior_type frame_delivery(delivery_actor::stateful_pointer<de
           self->send(s.answers,
                      answer_job{tag, f.features, f.full ? 1.0 : static_cast<double>(f.computed) / std::max(1, r.tokens),
                                 r.encode_ms, f.job.read_at, f.job.asked ? f.job.asked->question : std::string{},
-                                f.job.asked, f.job.image});
+                                f.job.asked, f.job.image, nullptr, true});
         // The credit goes back once every sink has written the frame, so a
         // slow sink holds its camera back instead of growing a queue.
         auto source = f.job.source;

@@ -206,12 +206,16 @@ const char* finish_reason(const answer& a) noexcept {
   return a.stopped_on_eos || a.stopped_on_string ? "stop" : "length";
 }
 
+token_usage usage_of(const answer& a) noexcept {
+  return {a.prompt_tokens, std::max(0, a.prompt_tokens - a.rows_computed), static_cast<int>(a.ids.size())};
+}
+
 json usage_body(const answer& a) {
-  const int completion = static_cast<int>(a.ids.size());
-  return json{{"prompt_tokens", a.prompt_tokens},
-              {"completion_tokens", completion},
-              {"total_tokens", a.prompt_tokens + completion},
-              {"prompt_tokens_details", {{"cached_tokens", std::max(0, a.prompt_tokens - a.rows_computed)}}}};
+  const token_usage u = usage_of(a);
+  return json{{"prompt_tokens", u.prompt},
+              {"completion_tokens", u.completion},
+              {"total_tokens", u.prompt + u.completion},
+              {"prompt_tokens_details", {{"cached_tokens", u.cached}}}};
 }
 
 json origin_body(const answer& a, const chat_origin& o) {

@@ -70,6 +70,12 @@ struct completion_head {
 
 /// "stop" (end of answer, or a stop string) or "length".
 [[nodiscard]] const char* finish_reason(const answer& a) noexcept;
+/// An answer's token counts as OpenAI reports them: the prompt, the rows of
+/// it whose K/V were reused (cached), the generated tokens (EOS included).
+struct token_usage {
+  int prompt = 0, cached = 0, completion = 0;
+};
+[[nodiscard]] token_usage usage_of(const answer& a) noexcept;
 /// prompt_tokens, completion_tokens, total_tokens and
 /// prompt_tokens_details.cached_tokens (prompt rows whose K/V were reused).
 [[nodiscard]] nlohmann::json usage_body(const answer& a);

@@ -80,10 +80,10 @@ struct stream_job {
 
 void count_tokens(std::atomic<std::uint64_t>& prompt, std::atomic<std::uint64_t>& cached,
                   std::atomic<std::uint64_t>& completion, const answer& a) {
-  const auto usage = usage_body(a);
-  completion += usage["completion_tokens"].get<std::uint64_t>();
-  prompt += usage["prompt_tokens"].get<std::uint64_t>();
-  cached += usage["prompt_tokens_details"]["cached_tokens"].get<std::uint64_t>();
+  const token_usage u = usage_of(a);
+  prompt += static_cast<std::uint64_t>(u.prompt);
+  cached += static_cast<std::uint64_t>(u.cached);
+  completion += static_cast<std::uint64_t>(u.completion);
 }
 
 }  // namespace
