@@ -202,9 +202,9 @@ void add_bench_answers_command(CLI::App& bench, bench_answers_options& o) {
   c->add_option("--frames", o.frames, "Frames of each scene read (0: all)")->default_val(0);
   c->add_option("--max-new-tokens", o.max_new_tokens, "Longest answer")->default_val(4);
   c->add_option("--threads", o.threads, "Intra-op threads (0: all cores)")->default_val(0);
-  c->add_option("--store-dtype", o.store_dtype, "Cached path: the token store's keys and values, f32 or f16")
+  c->add_option("--store-dtype", o.store_dtype, "Cached path: the token store's keys and values, f32, f16 or i8")
       ->default_val("f32")
-      ->check(CLI::IsMember({"f32", "f16"}));
+      ->check(CLI::IsMember({"f32", "f16", "i8"}));
   c->add_option("--layer-tolerance", o.layer_tolerance, "Cached path: layer-wise recompute tolerance (0: off)")
       ->default_val(0.0)
       ->check(CLI::NonNegativeNumber);

@@ -309,9 +309,9 @@ void add_bench_encoder_command(CLI::App& bench, bench_encoder_options& o) {
                 "Layer-wise recompute's attention-output test on its own tolerance (default: the layer "
                 "tolerance; 0: not tested, no attention state kept); also for --sweep-tolerance")
       ->check(CLI::NonNegativeNumber);
-  c->add_option("--store-dtype", o.store_dtype, "Keys and values of the token store: f32 or f16 (CPU)")
+  c->add_option("--store-dtype", o.store_dtype, "Keys and values of the token store: f32, f16 or i8 (CPU)")
       ->default_val("f32")
-      ->check(CLI::IsMember({"f32", "f16"}));
+      ->check(CLI::IsMember({"f32", "f16", "i8"}));
   c->add_option("--weight-dtype", o.weight_dtype,
                 "The layers' weights in the CPU kernels: f32, or f16 (half the bytes to stream; the run "
                 "also reports how far f16 weights move the full forward from f32)")

@@ -26,7 +26,7 @@ struct bench_encoder_options {
   int top_r = 0;
   double layer_tolerance = 0.0;         ///< the encoder's layer-wise recompute (0: off)
   double attention_tolerance = -1.0;    ///< its attention-output test (< 0: as layer_tolerance; 0: none)
-  std::string store_dtype = "f32";      ///< the token store's keys and values: f32 or f16
+  std::string store_dtype = "f32";      ///< the token store's keys and values: f32, f16 or i8
   std::string weight_dtype = "f32";     ///< the layers' packed weights: f32 or f16
   std::vector<double> sweep_tolerance;  ///< one-stream runs at each layer tolerance
   bool defaults = false;                ///< a pipeline's settings without tuning keys, controller included

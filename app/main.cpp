@@ -66,9 +66,9 @@ int main(int argc, char** argv) {
                    "stream's store is given up (its next frame runs in full)")
       ->default_val(1024.0)
       ->check(CLI::Range(1.0, 1e7));
-  node->add_option("--store-dtype", node_opts.options.store_dtype, "Token store keys and values: f32 or f16")
+  node->add_option("--store-dtype", node_opts.options.store_dtype, "Token store keys and values: f32, f16 or i8")
       ->default_val("f32")
-      ->check(CLI::IsMember({"f32", "f16"}));
+      ->check(CLI::IsMember({"f32", "f16", "i8"}));
   node->add_option("--weight-dtype", node_opts.options.weight_dtype,
                    "The layers' weights in the CPU kernels: f32 or f16 (half the bytes)")
       ->default_val("f32")

@@ -317,8 +317,11 @@ int run_tune(const tune_options& o) {
                                    {"noise-robust gate (mad 6, cell 4, noise x3)", wide_robust}}) {
     cands.push_back({name, gate, true, "f32", "f32"});
     cands.push_back({name, gate, true, "f16", "f32"});
-    cands.push_back({name, gate, false, "f32", "f16"});
-    cands.push_back({name, gate, false, "f16", "f16"});
+    // Without the attention test the store may be compact: int8 keeps the
+    // tokens of f32 to 4-5 digits of cosine at a quarter of the K/V bytes
+    // (docs/design/cache-decision.md, "Compact token stores").
+    cands.push_back({name, gate, false, "f32", "i8"});
+    cands.push_back({name, gate, false, "f16", "i8"});
   }
   std::printf("%-46s %-42s %9s %9s %9s %8s %8s\n", "gate", "mode", "tolerance", "by layer", "cosine p", "err/nv",
               "speedup");

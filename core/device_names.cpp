@@ -28,4 +28,20 @@ expected<bool> parse_half_name(const std::string& s) {
   return error{errc::invalid_config, "'" + s + "' (f32 or f16)"};
 }
 
+expected<store_precision> parse_store_precision(const std::string& s) {
+  if (s == "f32") return store_precision::f32;
+  if (s == "f16") return store_precision::f16;
+  if (s == "i8") return store_precision::i8;
+  return error{errc::invalid_config, "'" + s + "' (f32, f16 or i8)"};
+}
+
+const char* to_string(store_precision p) noexcept {
+  switch (p) {
+    case store_precision::f16: return "f16";
+    case store_precision::i8: return "i8";
+    case store_precision::f32: break;
+  }
+  return "f32";
+}
+
 }  // namespace vlcache

@@ -27,5 +27,11 @@ enum class dtype_name { f32, f16, bf16 };
 /// "f32" or "f16": how the CPU kernels hold a token store or a weight set
 /// (store_dtype, weight_dtype). True for half precision.
 [[nodiscard]] expected<bool> parse_half_name(const std::string& s);
+/// How the CPU kernels hold a token store's keys and values
+/// ([encoder] store_dtype): "f32", "f16" (IEEE half) or "i8" (int8 with
+/// an f32 scale per token and head).
+enum class store_precision { f32, f16, i8 };
+[[nodiscard]] expected<store_precision> parse_store_precision(const std::string& s);
+[[nodiscard]] const char* to_string(store_precision p) noexcept;
 
 }  // namespace vlcache

@@ -3,6 +3,7 @@
 #include "core/detail_simd.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 #ifdef __F16C__
@@ -107,6 +108,18 @@ void from_half(const std::uint16_t* in, float* out, std::int64_t n) {
   }
 }
 
+void quantize_row(const float* in, int heads, int head_dim, std::int8_t* out, float* scales) {
+  for (int h = 0; h < heads; ++h) {
+    const float* x = in + static_cast<std::int64_t>(h) * head_dim;
+    std::int8_t* q = out + static_cast<std::int64_t>(h) * head_dim;
+    float top = 0;
+    for (int d = 0; d < head_dim; ++d) top = std::max(top, std::fabs(x[d]));
+    const float scale = top / 127.0f, inv = top > 0 ? 127.0f / top : 0.0f;
+    for (int d = 0; d < head_dim; ++d) q[d] = static_cast<std::int8_t>(std::lrint(x[d] * inv));
+    scales[h] = scale;
+  }
+}
+
 void store_keys(const attention_frame& f, const attention_shape& s, const float* keys,
                 const std::int64_t* tokens, int count) {
   for (int head = 0; head < s.heads; ++head) store_keys(f, s, keys, tokens, count, head);
@@ -115,6 +128,16 @@ void store_keys(const attention_frame& f, const attention_shape& s, const float*
 void store_keys(const attention_frame& f, const attention_shape& s, const float* keys,
                 const std::int64_t* tokens, int count, int head) {
   const int w = s.width(), dh = s.head_dim, c0 = head * dh;
+  if (f.k_t8 != nullptr) {
+    thread_local std::vector<std::int8_t> row;  // one token's head, before it is spread over the transposed rows
+    row.resize(static_cast<std::size_t>(dh));
+    for (int j = 0; j < count; ++j) {
+      quantize_row(keys + static_cast<std::int64_t>(j) * w + c0, 1, dh, row.data(),
+                   f.k_scale + static_cast<std::int64_t>(head) * s.tokens + tokens[j]);
+      for (int e = 0; e < dh; ++e) f.k_t8[static_cast<std::int64_t>(c0 + e) * s.tokens + tokens[j]] = row[static_cast<std::size_t>(e)];
+    }
+    return;
+  }
   if (f.k_t16 != nullptr) {
     std::uint16_t chunk[8];  // converted eight at a time: no allocation per (frame, head) item
     for (int j = 0; j < count; ++j)
@@ -151,6 +174,13 @@ key_vec load_keys(const std::uint16_t* p) {
 #else
   return load8h(p);
 #endif
+}
+/// From an 8-bit store: the int8 values widened, before their scale.
+key_vec load_keys(const std::int8_t* p) {
+  using bytes = signed char __attribute__((vector_size(key_lanes)));
+  bytes b;
+  std::memcpy(&b, p, sizeof b);
+  return __builtin_convertvector(b, key_vec);
 }
 
 /// Scores of QB queries against KB x key_lanes keys, summed over the head's
@@ -232,18 +262,34 @@ void prefetch_range(const void* p, std::int64_t bytes) {
 
 void attention_prefetch(const attention_frame& f, const attention_shape& s, int head) {
   const std::int64_t n = s.tokens, dh = s.head_dim, w = s.width();
-  const std::int64_t el = f.k_t16 != nullptr ? 2 : 4;
-  const char* k = f.k_t16 != nullptr ? reinterpret_cast<const char*>(f.k_t16) : reinterpret_cast<const char*>(f.k_t);
+  const std::int64_t el = f.k_t8 != nullptr ? 1 : f.k_t16 != nullptr ? 2 : 4;
+  const char* k = f.k_t8 != nullptr    ? reinterpret_cast<const char*>(f.k_t8)
+                  : f.k_t16 != nullptr ? reinterpret_cast<const char*>(f.k_t16)
+                                       : reinterpret_cast<const char*>(f.k_t);
   if (k != nullptr) prefetch_range(k + head * dh * n * el, dh * n * el);
-  const char* v = f.v16 != nullptr ? reinterpret_cast<const char*>(f.v16) : reinterpret_cast<const char*>(f.v);
+  const char* v = f.v8 != nullptr    ? reinterpret_cast<const char*>(f.v8)
+                  : f.v16 != nullptr ? reinterpret_cast<const char*>(f.v16)
+                                     : reinterpret_cast<const char*>(f.v);
   if (v != nullptr)
     for (std::int64_t t = 0; t < n; ++t) prefetch_range(v + (t * w + head * dh) * el, dh * el);
 }
 
 void attention_scores(const attention_frame& f, const attention_shape& s, int head, float* scores) {
   float* base = scores + f.score_offset + static_cast<std::int64_t>(head) * f.m * s.tokens;
-  if (f.k_t16 != nullptr) scores_head(f, s, head, base, f.k_t16);
-  else scores_head(f, s, head, base, f.k_t);
+  if (f.k_t8 != nullptr) {
+    scores_head(f, s, head, base, f.k_t8);
+    // Each key's scale, applied to its column once the dimensions are summed.
+    const float* scale = f.k_scale + static_cast<std::int64_t>(head) * s.tokens;
+    for (int i = 0; i < f.m; ++i) {
+      float* row = base + static_cast<std::int64_t>(i) * s.tokens;
+#pragma omp simd
+      for (int t = 0; t < s.tokens; ++t) row[t] *= scale[t];
+    }
+  } else if (f.k_t16 != nullptr) {
+    scores_head(f, s, head, base, f.k_t16);
+  } else {
+    scores_head(f, s, head, base, f.k_t);
+  }
 }
 
 void attention_softmax(const attention_frame& f, const attention_shape& s, int head, float* scores,
@@ -303,6 +349,7 @@ void apply_head_tiled(const attention_frame& f, const attention_shape& s, int he
 }
 
 float value_at(const float* v, std::int64_t i) { return v[i]; }
+float value_at(const std::int8_t* v, std::int64_t i) { return v[i]; }
 float value_at(const std::uint16_t* v, std::int64_t i) {
   float x = 0;
   from_half(v + i, &x, 1);
@@ -336,6 +383,17 @@ void apply_head(const attention_frame& f, const attention_shape& s, int head, co
 
 void attention_apply(const attention_frame& f, const attention_shape& s, int head, const float* probs) {
   const float* base = probs + f.score_offset + static_cast<std::int64_t>(head) * f.m * s.tokens;
+  if (f.v8 != nullptr) {
+    // Each value's scale folded into its weight: the tiles then sum int8 rows.
+    thread_local std::vector<float> scaled;
+    const int n = s.tokens;
+    scaled.resize(static_cast<std::size_t>(f.m) * n);
+    for (int i = 0; i < f.m; ++i)
+      for (int t = 0; t < n; ++t)
+        scaled[static_cast<std::size_t>(i) * n + t] =
+            base[static_cast<std::int64_t>(i) * n + t] * f.v_scale[static_cast<std::int64_t>(t) * s.heads + head];
+    return apply_head(f, s, head, scaled.data(), f.v8 + head * s.head_dim);
+  }
   if (f.v16 != nullptr) apply_head(f, s, head, base, f.v16 + head * s.head_dim);
   else apply_head(f, s, head, base, f.v + head * s.head_dim);
 }

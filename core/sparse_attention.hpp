@@ -23,6 +23,14 @@ struct attention_frame {
   /// instead of k_t and v when set; arithmetic stays f32.
   std::uint16_t* k_t16 = nullptr;
   const std::uint16_t* v16 = nullptr;
+  /// The same store in 8 bits: each (token, head) slice of keys and of
+  /// values rounded to int8 under one f32 scale (its largest magnitude /
+  /// 127), k_scale [heads, tokens] and v_scale [tokens, heads]. Used instead
+  /// of the above when set; arithmetic stays f32.
+  std::int8_t* k_t8 = nullptr;
+  float* k_scale = nullptr;
+  const std::int8_t* v8 = nullptr;
+  const float* v_scale = nullptr;
   int m = 0;                 ///< queries of this frame
   std::int64_t score_offset = 0;  ///< first score of this frame: heads * m * tokens each
 };
@@ -36,7 +44,11 @@ struct attention_shape {
 void to_half(const float* in, std::uint16_t* out, std::int64_t n);
 void from_half(const std::uint16_t* in, float* out, std::int64_t n);
 
-/// Writes the keys of `count` tokens (rows [count, width]) into k_t (or k_t16).
+/// One row [heads * head_dim] to int8 with a scale per head: scale = the
+/// head's largest magnitude / 127 (0 for an all-zero head), out = round(in / scale).
+void quantize_row(const float* in, int heads, int head_dim, std::int8_t* out, float* scales);
+
+/// Writes the keys of `count` tokens (rows [count, width]) into k_t (or k_t16, or k_t8 and k_scale).
 void store_keys(const attention_frame& f, const attention_shape& s, const float* keys,
                 const std::int64_t* tokens, int count);
 /// The same for one head's rows of k_t only: a token's key touches a line

@@ -58,6 +58,8 @@ struct stream_store {
   // (attention plus MLP: layer output minus input); and the running
   // softmax state (N, Z, m per head) of core/incremental_attention.
   at::Tensor q, x_in, o_ref, delta, num, z, m;
+  // An 8-bit store's scales: keys [layers, heads, T], values [layers, T, heads].
+  at::Tensor k_scale, v_scale;
 };
 
 std::uint64_t tensor_bytes(const at::Tensor& t) {
@@ -195,7 +197,7 @@ struct vision_encoder::impl {
   at::Device device{at::kCPU};
   at::ScalarType dtype = at::kFloat;
   bool cpu_kernels = true;  // CPU f32 and not aten_only
-  bool store_f16 = false;   // keys and values stored in half precision (the CPU kernels only)
+  store_precision store = store_precision::f32;  // of keys and values; f16 and i8 on the CPU kernels only
   bool half_weights = false;  // the layers' packed weights in half precision (the CPU kernels only)
   double layer_tolerance = 0.0;
   double attention_tolerance = 0.0;  // in effect: 0 = reused tokens' attention not tracked
@@ -208,14 +210,21 @@ struct vision_encoder::impl {
 
   /// A new stream's state, as state_bytes() counts it: keys (transposed
   /// per head for the CPU kernels) and values, in half precision with an
-  /// f16 store; the output tokens; with layer-wise recompute the layer state.
+  /// f16 store, in int8 with their scales with an i8 store; the output
+  /// tokens; with layer-wise recompute the layer state.
   void allocate(stream_store& s) const {
     if (s.k.defined()) return;
     const std::int64_t l = static_cast<std::int64_t>(w.layers.size()), t = cfg.num_tokens(), d = cfg.hidden_size,
                        h = cfg.num_heads;
-    const auto kv = store_f16 ? opts().dtype(at::kHalf) : opts();
+    const auto kv = store == store_precision::f16 ? opts().dtype(at::kHalf)
+                    : store == store_precision::i8 ? opts().dtype(at::kChar)
+                                                   : opts();
     s.k = cpu_kernels ? at::zeros({l, h, cfg.head_dim(), t}, kv) : at::zeros({l, t, d}, kv);
     s.v = at::zeros({l, t, d}, kv);
+    if (store == store_precision::i8) {
+      s.k_scale = at::zeros({l, h, t}, opts());
+      s.v_scale = at::zeros({l, t, h}, opts());
+    }
     s.out = at::zeros({cfg.output_tokens(), cfg.output_dim()}, opts());
     if (layer_tolerance <= 0) return;
     for (auto* x : {&s.x_in, &s.delta}) *x = at::zeros({l, t, d}, opts());
@@ -228,8 +237,10 @@ struct vision_encoder::impl {
   std::uint64_t state_bytes() const {
     const std::int64_t l = static_cast<std::int64_t>(w.layers.size()), t = cfg.num_tokens(), d = cfg.hidden_size;
     const auto size = static_cast<std::uint64_t>(c10::elementSize(dtype));
-    std::uint64_t bytes = static_cast<std::uint64_t>(2 * l * t * d) * (store_f16 ? 2 : size) +
+    const std::uint64_t kv_size = store == store_precision::f16 ? 2 : store == store_precision::i8 ? 1 : size;
+    std::uint64_t bytes = static_cast<std::uint64_t>(2 * l * t * d) * kv_size +
                           static_cast<std::uint64_t>(cfg.output_tokens()) * cfg.output_dim() * size;
+    if (store == store_precision::i8) bytes += static_cast<std::uint64_t>(2 * l * t * cfg.num_heads) * size;
     if (layer_tolerance > 0) bytes += static_cast<std::uint64_t>(2 * l * t * d) * size;
     if (attention_tolerance > 0) bytes += static_cast<std::uint64_t>(3 * l * t * d + 2 * l * t * cfg.num_heads) * size;
     return bytes;
@@ -337,9 +348,23 @@ struct vision_encoder::impl {
     for (auto& a : active) {
       const std::int64_t* tok = a.tokens.data_ptr<std::int64_t>();
       const float* vn = v.data_ptr<float>() + a.offset * d;
-      attention_frame f{q.data_ptr<float>() + a.offset * d, o.data_ptr<float>() + a.offset * d, nullptr, nullptr,
-                        nullptr, nullptr, static_cast<int>(a.count), scores};
-      if (store_f16) {
+      attention_frame f;
+      f.q = q.data_ptr<float>() + a.offset * d;
+      f.out = o.data_ptr<float>() + a.offset * d;
+      f.m = static_cast<int>(a.count);
+      f.score_offset = scores;
+      if (store == store_precision::i8) {
+        auto* kl = a.store->k[static_cast<std::int64_t>(l)].data_ptr<std::int8_t>();
+        auto* vl = a.store->v[static_cast<std::int64_t>(l)].data_ptr<std::int8_t>();
+        float* vs = a.store->v_scale[static_cast<std::int64_t>(l)].data_ptr<float>();
+        for (std::int64_t j = 0; j < a.count; ++j)
+          quantize_row(vn + j * d, static_cast<int>(cfg.num_heads), static_cast<int>(cfg.head_dim()), vl + tok[j] * d,
+                       vs + tok[j] * cfg.num_heads);
+        f.k_t8 = kl;
+        f.k_scale = a.store->k_scale[static_cast<std::int64_t>(l)].data_ptr<float>();
+        f.v8 = vl;
+        f.v_scale = vs;
+      } else if (store == store_precision::f16) {
         auto* kl = reinterpret_cast<std::uint16_t*>(a.store->k[static_cast<std::int64_t>(l)].data_ptr<at::Half>());
         auto* vl = reinterpret_cast<std::uint16_t*>(a.store->v[static_cast<std::int64_t>(l)].data_ptr<at::Half>());
         for (std::int64_t j = 0; j < a.count; ++j) to_half(vn + j * d, vl + tok[j] * d, d);
@@ -776,22 +801,25 @@ expected<std::unique_ptr<vision_encoder>> vision_encoder::load(const std::string
                                              " needs layer-wise recompute (layer_tolerance > 0)"};
   p->attention_tolerance = options.attention_tolerance < 0 ? options.layer_tolerance : options.attention_tolerance;
   p->follow_attention = options.attention_tolerance < 0;
-  const auto store_half = parse_half_name(options.store_dtype);
-  if (!store_half) return error{errc::invalid_argument, "store_dtype " + store_half.err().message};
-  p->store_f16 = *store_half;
-  if (p->store_f16 && !p->cpu_kernels)
-    return error{errc::invalid_argument, "store_dtype f16 is for the CPU kernels (device cpu, dtype f32); on an "
-                                         "accelerator set dtype instead"};
-  if (p->store_f16 && p->cfg.head_dim() % 8 != 0)
+  const auto store = parse_store_precision(options.store_dtype);
+  if (!store) return error{errc::invalid_argument, "store_dtype " + store.err().message};
+  p->store = *store;
+  const bool compact_store = p->store != store_precision::f32;
+  if (compact_store && !p->cpu_kernels)
+    return error{errc::invalid_argument, "store_dtype " + options.store_dtype +
+                                             " is for the CPU kernels (device cpu, dtype f32); on an "
+                                             "accelerator set dtype instead"};
+  if (p->store == store_precision::f16 && p->cfg.head_dim() % 8 != 0)
     return error{errc::invalid_argument, "store_dtype f16 needs a head width that is a multiple of 8, not " +
                                              std::to_string(p->cfg.head_dim())};
   // Layer-wise recompute's attention test reads the stored keys and values
   // as f32 (the reused queries' incremental update); its input test alone
   // reads them only through the attention kernels, which take either store.
-  if (p->store_f16 && options.layer_tolerance > 0 && p->attention_tolerance > 0)
-    return error{errc::invalid_argument, "store_dtype f16 does not combine with layer_tolerance's attention test "
-                                         "yet (attention_tolerance " + std::to_string(p->attention_tolerance) +
-                                         "); set attention_tolerance = 0 for the input test alone"};
+  if (compact_store && options.layer_tolerance > 0 && p->attention_tolerance > 0)
+    return error{errc::invalid_argument, "store_dtype " + options.store_dtype +
+                                             " does not combine with layer_tolerance's attention test yet "
+                                             "(attention_tolerance " + std::to_string(p->attention_tolerance) +
+                                             "); set attention_tolerance = 0 for the input test alone"};
   const auto weight_half = parse_half_name(options.weight_dtype);
   if (!weight_half) return error{errc::invalid_argument, "weight_dtype " + weight_half.err().message};
   const bool half_weights = *weight_half;
@@ -905,7 +933,7 @@ std::string vision_encoder::description() const {
       os << (impl_->attention_tolerance > 0 ? ", attention output at " + std::to_string(impl_->attention_tolerance)
                                             : std::string(", attention output not tracked"));
   }
-  if (impl_->store_f16) os << ", f16 token store";
+  if (impl_->store != store_precision::f32) os << ", " << to_string(impl_->store) << " token store";
   if (impl_->half_weights) os << ", f16 weights";
   os << ", " << impl_->device.str() << " " << c10::toString(impl_->dtype);
   return os.str();
@@ -1046,7 +1074,7 @@ std::uint64_t vision_encoder::store_bytes(stream_id stream) const {
   if (it == impl_->streams.end()) return 0;
   const auto& s = it->second;
   std::uint64_t bytes = 0;
-  for (const auto* x : {&s.k, &s.v, &s.out, &s.q, &s.x_in, &s.o_ref, &s.delta, &s.num, &s.z, &s.m})
+  for (const auto* x : {&s.k, &s.v, &s.k_scale, &s.v_scale, &s.out, &s.q, &s.x_in, &s.o_ref, &s.delta, &s.num, &s.z, &s.m})
     bytes += tensor_bytes(*x);
   return bytes;
 }

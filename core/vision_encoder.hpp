@@ -55,7 +55,9 @@ struct encoder_options {
   /// are given up by the policy, and those streams run their next frame in full.
   store_budget_config store_budget;
   /// "f16": keys and values of the token store in IEEE half precision on
-  /// the CPU (half the memory; the arithmetic stays f32). "f32" by default.
+  /// the CPU (half the memory; the arithmetic stays f32); "i8": in int8
+  /// with an f32 scale per token and head (a quarter, plus the scales).
+  /// "f32" by default.
   std::string store_dtype = "f32";
   /// "f16": the transformer layers' weights in IEEE half precision in the
   /// CPU kernels' packed panels, widened to f32 in registers (the arithmetic

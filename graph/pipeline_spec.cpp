@@ -107,7 +107,11 @@ void read_encoder(table_reader& r, encoder_spec& e) {
     auto v = r.string(key);
     *by_hand = v.has_value();
     *value = v.value_or("f32");
-    if (auto half = parse_half_name(*value); !half) r.fail(key, half.err().message);
+    if (std::string_view(key) == "store_dtype") {
+      if (auto p = parse_store_precision(*value); !p) r.fail(key, p.err().message);
+    } else if (auto half = parse_half_name(*value); !half) {
+      r.fail(key, half.err().message);
+    }
   }
   e.profile = r.path("profile").value_or("");
   if (!e.profile.empty() && !std::filesystem::is_regular_file(e.profile))

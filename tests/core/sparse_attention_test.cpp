@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <random>
 #include <vector>
 
@@ -16,12 +17,19 @@
 namespace vlcache {
 namespace {
 
-// Both stores: f32 keys, and half-precision keys (compared against the
-// product with the keys as rounded to half).
-class attention_scores_store : public ::testing::TestWithParam<bool> {};
+enum class store { f32, half, i8 };
+const char* name(store s) { return s == store::f32 ? "f32" : s == store::half ? "half" : "i8"; }
+void PrintTo(store s, std::ostream* os) { *os << name(s); }  // the CTest entry names the store
+
+// Every store: f32 keys, half-precision keys (compared against the product
+// with the keys as rounded to half) and 8-bit keys written by store_keys
+// (against the product with the stored keys times their scales, each of
+// which within half a step of the key it holds).
+class attention_scores_store : public ::testing::TestWithParam<store> {};
 
 TEST_P(attention_scores_store, match_a_naive_product_for_every_tile) {
-  const bool half = GetParam();
+  const store kind = GetParam();
+  const bool half = kind == store::half;
   std::mt19937 rng(3);
   std::normal_distribution<float> d;
   for (int n : {17, 45, 197})
@@ -32,9 +40,29 @@ TEST_P(attention_scores_store, match_a_naive_product_for_every_tile) {
         for (auto& x : q) x = d(rng);
         for (auto& x : k_t) x = d(rng);
         std::vector<std::uint16_t> k_t16(k_t.size());
+        std::vector<std::int8_t> k_t8(k_t.size());
+        std::vector<float> k_scale(static_cast<std::size_t>(h) * n, -1.0f);
         attention_frame f;
         f.q = q.data();
-        if (half) {
+        if (kind == store::i8) {
+          f.k_t8 = k_t8.data();
+          f.k_scale = k_scale.data();
+          std::vector<float> rows(static_cast<std::size_t>(n) * w);  // the keys as the QKV projection writes them
+          std::vector<std::int64_t> tokens(static_cast<std::size_t>(n));
+          for (int t = 0; t < n; ++t) {
+            tokens[static_cast<std::size_t>(t)] = t;
+            for (int c = 0; c < w; ++c) rows[static_cast<std::size_t>(t) * w + c] = k_t[static_cast<std::size_t>(c) * n + t];
+          }
+          store_keys(f, attention_shape{n, h, dh}, rows.data(), tokens.data(), n);
+          for (int c = 0; c < w; ++c)
+            for (int t = 0; t < n; ++t) {
+              const float scale = k_scale[static_cast<std::size_t>(c / dh) * n + t];
+              const float held = k_t8[static_cast<std::size_t>(c) * n + t] * scale;
+              ASSERT_LE(std::fabs(held - k_t[static_cast<std::size_t>(c) * n + t]), 0.5f * scale + 1e-6f)
+                  << "key " << t << " column " << c;
+              k_t[static_cast<std::size_t>(c) * n + t] = held;  // the reference's keys
+            }
+        } else if (half) {
           to_half(k_t.data(), k_t16.data(), static_cast<std::int64_t>(k_t.size()));
           from_half(k_t16.data(), k_t.data(), static_cast<std::int64_t>(k_t.size()));  // the reference's keys
           f.k_t16 = k_t16.data();
@@ -52,20 +80,22 @@ TEST_P(attention_scores_store, match_a_naive_product_for_every_tile) {
               for (int e = 0; e < dh; ++e)
                 ref += double(q[i * w + head * dh + e]) * k_t[(head * dh + e) * n + t];
               ASSERT_NEAR(scores[(head * m + i) * n + t], ref, 1e-4)
-                  << (half ? "half" : "f32") << " n=" << n << " dh=" << dh << " m=" << m << " head " << head
+                  << name(kind) << " n=" << n << " dh=" << dh << " m=" << m << " head " << head
                   << " query " << i << " key " << t;
             }
       }
 }
-INSTANTIATE_TEST_SUITE_P(stores, attention_scores_store, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "half" : "f32"; });
+INSTANTIATE_TEST_SUITE_P(stores, attention_scores_store, ::testing::Values(store::f32, store::half, store::i8),
+                         [](const auto& info) { return name(info.param); });
 
-// The weighted sums against a naive sum, for both stores (half values
-// against the sum over the values as rounded to half), over head widths
+// The weighted sums against a naive sum, for every store (half values
+// against the sum over the values as rounded to half, 8-bit ones against
+// the sum over the int8 values times their scales), over head widths
 // that reach every tile width and the plain loop, and 1-9 queries (whole
 // tiles and the rest one at a time); other heads' outputs untouched.
 TEST_P(attention_scores_store, weighted_sums_match_a_naive_sum_for_every_tile) {
-  const bool half = GetParam();
+  const store kind = GetParam();
+  const bool half = kind == store::half;
   std::mt19937 rng(11);
   std::normal_distribution<float> d;
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
@@ -77,11 +107,26 @@ TEST_P(attention_scores_store, weighted_sums_match_a_naive_sum_for_every_tile) {
       for (auto& x : v) x = d(rng);
       for (auto& x : probs) x = u(rng);
       std::vector<std::uint16_t> v16(v.size());
+      std::vector<std::int8_t> v8(v.size());
+      std::vector<float> v_scale(static_cast<std::size_t>(n) * h);
       std::vector<float> out(static_cast<std::size_t>(m) * w, -3.0f);
       attention_frame f;
       f.out = out.data();
       f.m = m;
-      if (half) {
+      if (kind == store::i8) {
+        for (int t = 0; t < n; ++t)
+          quantize_row(v.data() + static_cast<std::size_t>(t) * w, h, dh, v8.data() + static_cast<std::size_t>(t) * w,
+                       v_scale.data() + static_cast<std::size_t>(t) * h);
+        for (int t = 0; t < n; ++t)
+          for (int c = 0; c < w; ++c) {
+            const std::size_t i = static_cast<std::size_t>(t) * w + c;
+            const float scale = v_scale[static_cast<std::size_t>(t) * h + c / dh];
+            ASSERT_LE(std::fabs(v8[i] * scale - v[i]), 0.5f * scale + 1e-6f) << "value " << t << " column " << c;
+            v[i] = v8[i] * scale;  // the reference's values
+          }
+        f.v8 = v8.data();
+        f.v_scale = v_scale.data();
+      } else if (half) {
         to_half(v.data(), v16.data(), static_cast<std::int64_t>(v.size()));
         from_half(v16.data(), v.data(), static_cast<std::int64_t>(v.size()));
         f.v16 = v16.data();
@@ -99,10 +144,26 @@ TEST_P(attention_scores_store, weighted_sums_match_a_naive_sum_for_every_tile) {
           }
           double ref = 0;
           for (int t = 0; t < n; ++t) ref += double(probs[(head * m + i) * n + t]) * v[t * w + c];
-          ASSERT_NEAR(got, ref, 1e-4) << (half ? "half" : "f32") << " dh=" << dh << " m=" << m << " query " << i
+          ASSERT_NEAR(got, ref, 1e-4) << name(kind) << " dh=" << dh << " m=" << m << " query " << i
                                       << " column " << c;
         }
     }
+}
+
+// A head of zeros keeps scale 0 and zeros (no division by zero); a head's
+// largest magnitude lands on +-127; the others round to the nearest step.
+TEST(quantize_row, scales_each_head_by_its_largest_magnitude) {
+  const std::vector<float> row{0, 0, 0, 0, 1.0f, -2.54f, 0.01f, 0.5f};
+  std::vector<std::int8_t> q(row.size(), 99);
+  std::vector<float> scales(2, -1.0f);
+  quantize_row(row.data(), 2, 4, q.data(), scales.data());
+  EXPECT_EQ(scales[0], 0.0f);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(q[static_cast<std::size_t>(i)], 0);
+  EXPECT_FLOAT_EQ(scales[1], 2.54f / 127);
+  EXPECT_EQ(q[4], 50);
+  EXPECT_EQ(q[5], -127);
+  EXPECT_EQ(q[6], 0);
+  EXPECT_EQ(q[7], 25);
 }
 
 // Row lengths below, at and off a multiple of the vector width (the tail is

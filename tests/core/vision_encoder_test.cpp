@@ -458,7 +458,54 @@ TEST(f16_store, halves_the_store_and_stays_close_to_f32) {
   expect_load_error(dir + "llava_new", {"store_dtype f16 is for the CPU kernels"}, bad);
   bad = {};
   bad.store_dtype = "f8";
-  expect_load_error(dir + "llava_new", {"store_dtype 'f8' (f32 or f16)"}, bad);
+  expect_load_error(dir + "llava_new", {"store_dtype 'f8' (f32, f16 or i8)"}, bad);
+}
+
+// Keys and values in 8 bits with a scale per token and head: the store's
+// K/V bytes a quarter of f32's plus the scales, and the tokens close to the
+// f32 store's frame by frame over partial recomputes (the Python
+// reference's seven frames), alone and with layer-wise recompute's input
+// test; the attention test and the ATen path refuse it by name.
+TEST(i8_store, quarters_the_keys_and_values_and_stays_close_to_f32) {
+  auto ref_set = *weight_set::open_file(dir + "sparse_reference.safetensors");
+  const auto pixels = *ref_set.read_f32("pixel_values", {7, 3, 32, 32});
+  const auto mask = *ref_set.read_f32("recompute_mask", {7, 16});
+  for (const double tolerance : {0.0, 0.1}) {
+    encoder_options o;
+    o.layer_tolerance = tolerance;
+    o.attention_tolerance = 0.0;
+    auto f32 = std::move(*vision_encoder::load(dir + "llava_new", o));
+    o.store_dtype = "i8";
+    auto i8 = vision_encoder::load(dir + "llava_new", o);
+    ASSERT_TRUE(i8) << i8.err().message;
+    EXPECT_NE((*i8)->description().find("i8 token store"), std::string::npos);
+    bool differed = false;
+    for (int f = 0; f < 7; ++f) {
+      std::vector<int> positions;
+      for (int p = 0; p < 16; ++p)
+        if (mask[f * 16 + p] != 0.0f) positions.push_back(p);
+      auto a = f32->encode({{0, pixels.data() + f * 3072, positions, f == 0}});
+      auto b = (*i8)->encode({{0, pixels.data() + f * 3072, positions, f == 0}});
+      ASSERT_TRUE(a && b);
+      const double err = rel_error((*b)[0].features.to_vector(), (*a)[0].features.to_vector());
+      EXPECT_LE(err, 2e-2) << "tolerance " << tolerance << " frame " << f;
+      differed |= err > 0.0;
+    }
+    EXPECT_TRUE(differed) << "the store really is int8";
+    if (tolerance == 0.0) {
+      // K and V 2 layers x 17 tokens x 32 in 1 byte, their scales 2 x 2
+      // layers x 17 tokens x 4 heads in 4, the output 16 x 48 in 4.
+      EXPECT_EQ((*i8)->store_bytes(0), 2u * 2 * 17 * 32 + 4u * 2 * 2 * 17 * 4 + 4u * 16 * 48);
+      EXPECT_EQ((*i8)->state_bytes(), (*i8)->store_bytes(0));
+    }
+  }
+  encoder_options bad;
+  bad.store_dtype = "i8";
+  bad.layer_tolerance = 0.1;
+  expect_load_error(dir + "llava_new", {"store_dtype i8 does not combine with layer_tolerance"}, bad);
+  bad.layer_tolerance = 0.0;
+  bad.aten_only = true;
+  expect_load_error(dir + "llava_new", {"store_dtype i8 is for the CPU kernels"}, bad);
 }
 
 // Weights in half precision in the CPU kernels: the full forward within the
