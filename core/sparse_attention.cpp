@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <vector>
-#ifdef __F16C__
+#if defined(__F16C__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -113,10 +113,17 @@ void quantize_row(const float* in, int heads, int head_dim, std::int8_t* out, fl
     const float* x = in + static_cast<std::int64_t>(h) * head_dim;
     std::int8_t* q = out + static_cast<std::int64_t>(h) * head_dim;
     float top = 0;
+#pragma omp simd reduction(max : top)
     for (int d = 0; d < head_dim; ++d) top = std::max(top, std::fabs(x[d]));
-    const float scale = top / 127.0f, inv = top > 0 ? 127.0f / top : 0.0f;
-    for (int d = 0; d < head_dim; ++d) q[d] = static_cast<std::int8_t>(std::lrint(x[d] * inv));
-    scales[h] = scale;
+    const float inv = top > 0 ? 127.0f / top : 0.0f;
+    // Half away from zero by truncation: vectorizes, where lrint is a call
+    // per element (this runs for every recomputed token, layer and head).
+#pragma omp simd
+    for (int d = 0; d < head_dim; ++d) {
+      const float y = x[d] * inv;
+      q[d] = static_cast<std::int8_t>(static_cast<int>(y + (y >= 0 ? 0.5f : -0.5f)));
+    }
+    scales[h] = top / 127.0f;
   }
 }
 
@@ -154,6 +161,14 @@ void store_keys(const attention_frame& f, const attention_shape& s, const float*
       f.k_t[static_cast<std::int64_t>(c) * s.tokens + tokens[j]] = keys[static_cast<std::int64_t>(j) * w + c];
 }
 
+void store_values_i8(const attention_frame& f, const attention_shape& s, const float* values,
+                     const std::int64_t* tokens, int count, int head) {
+  const int w = s.width(), dh = s.head_dim;
+  for (int j = 0; j < count; ++j)
+    quantize_row(values + static_cast<std::int64_t>(j) * w + head * dh, 1, dh, f.v8 + tokens[j] * w + head * dh,
+                 f.v_scale + tokens[j] * s.heads + head);
+}
+
 namespace {
 
 #if defined(__AVX512F__)
@@ -177,10 +192,19 @@ key_vec load_keys(const std::uint16_t* p) {
 }
 /// From an 8-bit store: the int8 values widened, before their scale.
 key_vec load_keys(const std::int8_t* p) {
-  using bytes = signed char __attribute__((vector_size(key_lanes)));
-  bytes b;
-  std::memcpy(&b, p, sizeof b);
-  return __builtin_convertvector(b, key_vec);
+  key_vec v;
+#if defined(__AVX512F__)
+  const __m512 x = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  std::memcpy(&v, &x, sizeof v);
+#elif defined(__AVX2__)
+  const __m256 x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  std::memcpy(&v, &x, sizeof v);
+#else
+  float t[key_lanes];
+  for (int i = 0; i < key_lanes; ++i) t[i] = p[i];
+  std::memcpy(&v, t, sizeof v);
+#endif
+  return v;
 }
 
 /// Scores of QB queries against KB x key_lanes keys, summed over the head's
@@ -385,13 +409,17 @@ void attention_apply(const attention_frame& f, const attention_shape& s, int hea
   const float* base = probs + f.score_offset + static_cast<std::int64_t>(head) * f.m * s.tokens;
   if (f.v8 != nullptr) {
     // Each value's scale folded into its weight: the tiles then sum int8 rows.
-    thread_local std::vector<float> scaled;
+    thread_local std::vector<float> scaled, column;
     const int n = s.tokens;
+    column.resize(static_cast<std::size_t>(n));
+    for (int t = 0; t < n; ++t) column[static_cast<std::size_t>(t)] = f.v_scale[static_cast<std::int64_t>(t) * s.heads + head];
     scaled.resize(static_cast<std::size_t>(f.m) * n);
-    for (int i = 0; i < f.m; ++i)
-      for (int t = 0; t < n; ++t)
-        scaled[static_cast<std::size_t>(i) * n + t] =
-            base[static_cast<std::int64_t>(i) * n + t] * f.v_scale[static_cast<std::int64_t>(t) * s.heads + head];
+    for (int i = 0; i < f.m; ++i) {
+      const float* p = base + static_cast<std::int64_t>(i) * n;
+      float* out = scaled.data() + static_cast<std::size_t>(i) * n;
+#pragma omp simd
+      for (int t = 0; t < n; ++t) out[t] = p[t] * column[static_cast<std::size_t>(t)];
+    }
     return apply_head(f, s, head, scaled.data(), f.v8 + head * s.head_dim);
   }
   if (f.v16 != nullptr) apply_head(f, s, head, base, f.v16 + head * s.head_dim);

@@ -29,8 +29,8 @@ struct attention_frame {
   /// of the above when set; arithmetic stays f32.
   std::int8_t* k_t8 = nullptr;
   float* k_scale = nullptr;
-  const std::int8_t* v8 = nullptr;
-  const float* v_scale = nullptr;
+  std::int8_t* v8 = nullptr;
+  float* v_scale = nullptr;
   int m = 0;                 ///< queries of this frame
   std::int64_t score_offset = 0;  ///< first score of this frame: heads * m * tokens each
 };
@@ -56,6 +56,11 @@ void store_keys(const attention_frame& f, const attention_shape& s, const float*
 /// its own share, after attention_prefetch, in parallel.
 void store_keys(const attention_frame& f, const attention_shape& s, const float* keys,
                 const std::int64_t* tokens, int count, int head);
+/// Writes one head's slice of the values of `count` tokens (rows [count,
+/// width]) into an 8-bit store (v8 and v_scale): like store_keys, each
+/// (frame, head) item its own share, in parallel.
+void store_values_i8(const attention_frame& f, const attention_shape& s, const float* values,
+                     const std::int64_t* tokens, int count, int head);
 /// Asks for one head's keys and values to be brought into cache (L2) ahead
 /// of store_keys, attention_scores and attention_apply: the store is read
 /// once a frame, cold, and the tiles' strided walk over it would otherwise

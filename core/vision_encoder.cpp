@@ -339,11 +339,12 @@ struct vision_encoder::impl {
     const std::int64_t d = cfg.hidden_size, t = cfg.num_tokens();
     const attention_shape shape{cfg.num_tokens(), cfg.num_heads, cfg.head_dim()};
     std::vector<attention_frame> frames;
-    struct keys_to_store {
-      const float* rows;
+    struct rows_to_store {
+      const float* keys;
+      const float* values;  // an 8-bit store's: quantized per head in the parallel region too
       const std::int64_t* tokens;
     };
-    std::vector<keys_to_store> new_keys;  // per frame, written per head in the parallel region
+    std::vector<rows_to_store> new_rows;  // per frame, written per head in the parallel region
     std::int64_t scores = 0;
     for (auto& a : active) {
       const std::int64_t* tok = a.tokens.data_ptr<std::int64_t>();
@@ -355,15 +356,10 @@ struct vision_encoder::impl {
       f.score_offset = scores;
       if (store == store_precision::i8) {
         auto* kl = a.store->k[static_cast<std::int64_t>(l)].data_ptr<std::int8_t>();
-        auto* vl = a.store->v[static_cast<std::int64_t>(l)].data_ptr<std::int8_t>();
-        float* vs = a.store->v_scale[static_cast<std::int64_t>(l)].data_ptr<float>();
-        for (std::int64_t j = 0; j < a.count; ++j)
-          quantize_row(vn + j * d, static_cast<int>(cfg.num_heads), static_cast<int>(cfg.head_dim()), vl + tok[j] * d,
-                       vs + tok[j] * cfg.num_heads);
         f.k_t8 = kl;
         f.k_scale = a.store->k_scale[static_cast<std::int64_t>(l)].data_ptr<float>();
-        f.v8 = vl;
-        f.v_scale = vs;
+        f.v8 = a.store->v[static_cast<std::int64_t>(l)].data_ptr<std::int8_t>();
+        f.v_scale = a.store->v_scale[static_cast<std::int64_t>(l)].data_ptr<float>();
       } else if (store == store_precision::f16) {
         auto* kl = reinterpret_cast<std::uint16_t*>(a.store->k[static_cast<std::int64_t>(l)].data_ptr<at::Half>());
         auto* vl = reinterpret_cast<std::uint16_t*>(a.store->v[static_cast<std::int64_t>(l)].data_ptr<at::Half>());
@@ -378,7 +374,7 @@ struct vision_encoder::impl {
         f.v = vl;
       }
       frames.push_back(f);
-      new_keys.push_back({k.data_ptr<float>() + a.offset * d, tok});
+      new_rows.push_back({k.data_ptr<float>() + a.offset * d, vn, tok});
       scores += a.count * cfg.num_heads * t;
     }
     auto s = at::empty({scores / t, t}, q.options());
@@ -394,8 +390,9 @@ struct vision_encoder::impl {
         const auto& f = frames[static_cast<std::size_t>(i / h)];
         const int head = static_cast<int>(i % h);
         attention_prefetch(f, shape, head);
-        const auto& nk = new_keys[static_cast<std::size_t>(i / h)];
-        store_keys(f, shape, nk.rows, nk.tokens, f.m, head);
+        const auto& nr = new_rows[static_cast<std::size_t>(i / h)];
+        store_keys(f, shape, nr.keys, nr.tokens, f.m, head);
+        if (f.v8 != nullptr) store_values_i8(f, shape, nr.values, nr.tokens, f.m, head);
         attention_scores(f, shape, head, s.data_ptr<float>());
         row_max.resize(static_cast<std::size_t>(f.m));
         row_sum.resize(static_cast<std::size_t>(f.m));

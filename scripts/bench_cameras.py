@@ -2,13 +2,13 @@
 """Many cameras under a token-store budget (a benchmark, not part of CI).
 
 N looping cameras of the sample video, paced like live ones, through the
-ViT-B/16-shaped encoder (random weights, f16 stores, no layer-wise state,
-no language model) for a fixed time at each capacity and eviction policy;
+ViT-B/16-shaped encoder (random weights, f16 or i8 stores, no layer-wise
+state, no language model) for a fixed time at each capacity and eviction policy;
 then SIGINT, and the run's summary must account for every frame. Resident
 memory is sampled twice a second.
 
     /usr/bin/python3 scripts/bench_cameras.py --cameras 64 --fps 1 \\
-        --capacities 128,256,512,0 --policies value,lru --seconds 90
+        --capacities 128,256,512,0 --policies value,lru --seconds 90 [--store-dtype i8]
 
 Capacity 0 is unbounded; it gives each camera's share of tokens computed
 with a state always at hand, from which the ideal at each capacity follows:
@@ -30,10 +30,9 @@ from soak import rss_mb  # this folder's soak benchmark: resident memory from /p
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VIDEO = "/usr/share/doc/opencv-doc/examples/data/vtest.avi"
-STATE_MIB = 7.5  # a vit-b16 stream's state with f16 keys and values: 7,864,320 bytes
 
 
-def pipeline_toml(cameras, fps, capacity_mb, policy):
+def pipeline_toml(cameras, fps, capacity_mb, policy, store_dtype):
     index = "" if capacity_mb == 0 else f'\n[index]\ncapacity_mb = {capacity_mb}\neviction = "{policy}"\n'
     head = f"""# Written by scripts/bench_cameras.py.
 [pipeline]
@@ -57,7 +56,7 @@ max_token_age = 50
 
 [encoder]
 model = "vit-b16"
-store_dtype = "f16"
+store_dtype = "{store_dtype}"
 layer_tolerance = 0.0
 batch_tokens = 256
 batch_timeout_ms = 30
@@ -73,11 +72,11 @@ pace_fps = {fps}
     return head + cams
 
 
-def run_one(vlcache, out, cameras, fps, capacity_mb, policy, seconds):
-    tag = f"c{cameras}_f{fps:g}_m{capacity_mb:g}_{policy if capacity_mb else 'unbounded'}"
+def run_one(vlcache, out, cameras, fps, capacity_mb, policy, seconds, store_dtype):
+    tag = f"c{cameras}_f{fps:g}_{store_dtype}_m{capacity_mb:g}_{policy if capacity_mb else 'unbounded'}"
     cfg, summary = os.path.join(out, tag + ".toml"), os.path.join(out, tag + ".summary.json")
     with open(cfg, "w") as f:
-        f.write(pipeline_toml(cameras, fps, capacity_mb, policy))
+        f.write(pipeline_toml(cameras, fps, capacity_mb, policy, store_dtype))
     log = open(os.path.join(out, tag + ".log"), "w")
     started = time.time()
     proc = subprocess.Popen([vlcache, "run", cfg, "--summary-json", summary], stdout=log, stderr=subprocess.STDOUT)
@@ -118,6 +117,8 @@ def run_one(vlcache, out, cameras, fps, capacity_mb, policy, seconds):
         "throughput_fps": s["throughput_fps"],
         "evictions": s.get("token_store", {}).get("evictions", 0),
         "refills": s.get("token_store", {}).get("refills", 0),
+        "store_dtype": store_dtype,
+        "state_mib": s.get("token_store", {}).get("state_bytes", 0) / 2**20,
         "store_peak_mb": s.get("token_store", {}).get("peak_bytes", 0) / 2**20,
         "rss_peak_mb": max(m for _, m in samples) if samples else 0.0,
         "rss_second_half_mb": sum(second_half) / len(second_half),
@@ -129,10 +130,10 @@ def run_one(vlcache, out, cameras, fps, capacity_mb, policy, seconds):
     }
 
 
-def ideal_share(unbounded, capacity_mb):
+def ideal_share(unbounded, capacity_mb, state_mib):
     """Tokens computed if the cameras saving the most held the states that fit."""
     shares = sorted(unbounded["per_camera_share"].values())  # smallest share computed = saves the most
-    fit = min(len(shares), int(capacity_mb // STATE_MIB))
+    fit = min(len(shares), int(capacity_mb // state_mib))
     return (sum(shares[:fit]) + (len(shares) - fit)) / len(shares)
 
 
@@ -176,6 +177,7 @@ def main():
     ap.add_argument("--capacities", default="128,256,512,0", help="MiB, comma-separated; 0 = unbounded")
     ap.add_argument("--policies", default="value,lru")
     ap.add_argument("--seconds", type=float, default=90.0)
+    ap.add_argument("--store-dtype", default="f16", choices=["f32", "f16", "i8"], help="[encoder] store_dtype")
     ap.add_argument("--out", default=os.path.join(REPO, "build", "bench-cameras"))
     ap.add_argument("--vlcache", default=os.path.join(REPO, "build", "vlcache"))
     a = ap.parse_args()
@@ -185,7 +187,7 @@ def main():
     with open(os.path.join(a.out, "runs.jsonl"), "a") as log:
         for cap in sorted(caps, key=lambda c: c == 0, reverse=True):  # unbounded first: it gives the ideal
             for policy in (a.policies.split(",") if cap else ["unbounded"]):
-                r = run_one(a.vlcache, a.out, a.cameras, a.fps, cap, policy, a.seconds)
+                r = run_one(a.vlcache, a.out, a.cameras, a.fps, cap, policy, a.seconds, a.store_dtype)
                 runs.append(r)
                 log.write(json.dumps(r) + "\n")
                 log.flush()
@@ -193,7 +195,9 @@ def main():
                       f"dropped {r['dropped_share']:.1%}, evictions {r['evictions']}, RSS peak {r['rss_peak_mb']:.0f} MB, "
                       f"hash p50 {r['hash_p50_ms'] or 0:.1f} ms, accounted {r['accounted']}", flush=True)
     unbounded = next((r for r in runs if r["capacity_mb"] == 0), None)
-    ideal = {r["capacity_mb"]: ideal_share(unbounded, r["capacity_mb"]) for r in runs if unbounded and r["capacity_mb"]}
+    state_mib = max((r["state_mib"] for r in runs), default=0)
+    ideal = {r["capacity_mb"]: ideal_share(unbounded, r["capacity_mb"], state_mib)
+             for r in runs if unbounded and r["capacity_mb"] and state_mib}
     rows = ["| capacity | policy | tokens computed | ideal | frames/s | dropped | evictions | refills | store peak | RSS peak | hash p50 | frame p50 |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(runs, key=lambda r: (r["capacity_mb"] == 0, r["capacity_mb"], r["policy"])):
@@ -205,7 +209,8 @@ def main():
     table = "\n".join(rows)
     open(os.path.join(a.out, "table.md"), "w").write(table + "\n")
     print(table)
-    svg_plot(os.path.join(a.out, "plot.svg"), runs, ideal, f"{a.cameras} cameras at {a.fps:g} frame/s")
+    svg_plot(os.path.join(a.out, "plot.svg"), runs, ideal,
+             f"{a.cameras} cameras at {a.fps:g} frame/s, {a.store_dtype} stores ({state_mib:.2f} MiB a state)")
     bad = [r["tag"] for r in runs if not r["accounted"] or r["exit"] != 0]
     if bad:
         sys.exit("frames unaccounted or failed runs: " + ", ".join(bad))

@@ -114,9 +114,17 @@ TEST_P(attention_scores_store, weighted_sums_match_a_naive_sum_for_every_tile) {
       f.out = out.data();
       f.m = m;
       if (kind == store::i8) {
-        for (int t = 0; t < n; ++t)
-          quantize_row(v.data() + static_cast<std::size_t>(t) * w, h, dh, v8.data() + static_cast<std::size_t>(t) * w,
-                       v_scale.data() + static_cast<std::size_t>(t) * h);
+        // Written as the encoder does, a head at a time, the rows in reverse
+        // token order: row j holds token n-1-j.
+        f.v8 = v8.data();
+        f.v_scale = v_scale.data();
+        std::vector<float> rows(v.size());
+        std::vector<std::int64_t> tokens(static_cast<std::size_t>(n));
+        for (int j = 0; j < n; ++j) {
+          tokens[static_cast<std::size_t>(j)] = n - 1 - j;
+          std::copy_n(v.data() + static_cast<std::size_t>(n - 1 - j) * w, w, rows.data() + static_cast<std::size_t>(j) * w);
+        }
+        for (int hh = 0; hh < h; ++hh) store_values_i8(f, attention_shape{n, h, dh}, rows.data(), tokens.data(), n, hh);
         for (int t = 0; t < n; ++t)
           for (int c = 0; c < w; ++c) {
             const std::size_t i = static_cast<std::size_t>(t) * w + c;
@@ -124,8 +132,6 @@ TEST_P(attention_scores_store, weighted_sums_match_a_naive_sum_for_every_tile) {
             ASSERT_LE(std::fabs(v8[i] * scale - v[i]), 0.5f * scale + 1e-6f) << "value " << t << " column " << c;
             v[i] = v8[i] * scale;  // the reference's values
           }
-        f.v8 = v8.data();
-        f.v_scale = v_scale.data();
       } else if (half) {
         to_half(v.data(), v16.data(), static_cast<std::int64_t>(v.size()));
         from_half(v16.data(), v.data(), static_cast<std::int64_t>(v.size()));
@@ -153,7 +159,7 @@ TEST_P(attention_scores_store, weighted_sums_match_a_naive_sum_for_every_tile) {
 // A head of zeros keeps scale 0 and zeros (no division by zero); a head's
 // largest magnitude lands on +-127; the others round to the nearest step.
 TEST(quantize_row, scales_each_head_by_its_largest_magnitude) {
-  const std::vector<float> row{0, 0, 0, 0, 1.0f, -2.54f, 0.01f, 0.5f};
+  const std::vector<float> row{0, 0, 0, 0, 1.0f, -2.54f, 0.004f, 0.5f};
   std::vector<std::int8_t> q(row.size(), 99);
   std::vector<float> scales(2, -1.0f);
   quantize_row(row.data(), 2, 4, q.data(), scales.data());
