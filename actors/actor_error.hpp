@@ -7,7 +7,7 @@
 #include <caf/error.hpp>
 #include <caf/make_message.hpp>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace caf { class actor_system_config; class actor_system; }
 

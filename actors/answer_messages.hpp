@@ -9,9 +9,9 @@
 #include <string>
 
 #include "actors/frame_messages.hpp"
-#include "core/answer.hpp"
-#include "core/answerer.hpp"
-#include "core/scene_questions.hpp"
+#include "core/models/answer.hpp"
+#include "core/models/answerer.hpp"
+#include "core/scenes/scene_questions.hpp"
 
 namespace vlcache::actors {
 

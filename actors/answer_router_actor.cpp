@@ -1,5 +1,5 @@
 #include "actors/answer_router_actor.hpp"
-#include "core/stream_name.hpp"
+#include "core/base/stream_name.hpp"
 
 #include <caf/all.hpp>
 

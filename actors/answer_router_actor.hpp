@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The answer policy's stage: of the frames delivery hands on, it passes
-/// to the answerer those the answer policy picks (core/answer_policy), and
+/// to the answerer those the answer policy picks (core/cache/answer_policy), and
 /// keeps each stream's latest frame so that a question asked on demand
 /// about a stream becomes a question about that frame. With
 /// `keep_kv_current`, the frames the policy passes over go to the answerer
@@ -23,7 +23,7 @@
 #include <string>
 
 #include "actors/answerer_actor.hpp"
-#include "core/answer_policy.hpp"
+#include "core/cache/answer_policy.hpp"
 
 namespace vlcache::actors {
 

@@ -1,5 +1,5 @@
 #include "actors/answerer_actor.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 
 #include <caf/all.hpp>
 #include <algorithm>

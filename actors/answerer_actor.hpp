@@ -34,10 +34,10 @@
 #include "actors/answer_messages.hpp"
 #include "actors/audit_messages.hpp"
 #include "actors/sink_actor.hpp"
-#include "core/answer.hpp"
-#include "core/answerer.hpp"
-#include "core/latency_histogram.hpp"
-#include "core/scene_questions.hpp"
+#include "core/models/answer.hpp"
+#include "core/models/answerer.hpp"
+#include "core/base/latency_histogram.hpp"
+#include "core/scenes/scene_questions.hpp"
 
 namespace vlcache::actors {
 

@@ -15,7 +15,7 @@
 #include <memory>
 
 #include "actors/frame_messages.hpp"
-#include "core/tensor_handle.hpp"
+#include "core/models/tensor_handle.hpp"
 
 namespace vlcache::actors {
 

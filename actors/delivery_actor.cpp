@@ -1,12 +1,12 @@
 #include "actors/delivery_actor.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 
 #include <caf/all.hpp>
 #include <cmath>
 
 namespace vlcache::actors {
 
-delivery_actor::behavior_type frame_delivery(delivery_actor::stateful_pointer<delivery_state> self,
+delivery_actor::behavior_type delivery(delivery_actor::stateful_pointer<delivery_state> self,
                                            std::vector<sink_actor> sinks, delivery_links links) {
   self->state.sinks = std::move(sinks);
   self->state.answers = std::move(links.answers);

@@ -23,7 +23,7 @@
 #include "actors/sink_actor.hpp"
 #include "connectors/frame_json.hpp"
 #include "connectors/live_view.hpp"
-#include "core/latency_histogram.hpp"
+#include "core/base/latency_histogram.hpp"
 
 namespace vlcache::actors {
 
@@ -58,7 +58,7 @@ using delivery_stats_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<
 using delivery_actor =
     delivery_stats_actor::extend<caf::reacts_to<encoded_frame>, caf::reacts_to<end_stream_atom, stream_id>>;
 
-delivery_actor::behavior_type frame_delivery(delivery_actor::stateful_pointer<delivery_state> self,
+delivery_actor::behavior_type delivery(delivery_actor::stateful_pointer<delivery_state> self,
                                            std::vector<sink_actor> sinks, delivery_links links);
 
 }  // namespace vlcache::actors

@@ -1,7 +1,7 @@
 #include "actors/encoder_actor.hpp"
 
 #include <cstdio>
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -365,7 +365,7 @@ void flush(encoder_self self) {
 
 }  // namespace
 
-encoder_actor::behavior_type batch_encoder(encoder_self self, encoder_backend backend, encoder_settings settings,
+encoder_actor::behavior_type encoder(encoder_self self, encoder_backend backend, encoder_settings settings,
                                            delivery_actor next) {
   auto& s = self->state;
   s.encoder = std::move(backend.local);

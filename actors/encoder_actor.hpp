@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The encoder, one per device: collects the planned frames of many streams
-/// (each frame_job carries its source's plan, core/cache_step) and runs their
+/// (each frame_job carries its source's plan, core/models/cache_step) and runs their
 /// tokens as one batch once `batch_tokens` tokens wait, `batch_timeout` passed since
 /// the first waiting frame, or a second frame of a waiting stream arrives
 /// (a stream's frames must run in order).
@@ -33,9 +33,9 @@
 #include "actors/frame_messages.hpp"
 #include "actors/delivery_actor.hpp"
 #include "actors/remote_encoder.hpp"
-#include "core/fidelity_controller.hpp"
-#include "core/shadow_check.hpp"
-#include "core/vision_encoder.hpp"
+#include "core/cache/fidelity_controller.hpp"
+#include "core/cache/shadow_check.hpp"
+#include "core/models/vision_encoder.hpp"
 
 namespace vlcache::actors {
 
@@ -43,7 +43,7 @@ struct encoder_settings {
   int batch_tokens = 256;
   std::chrono::microseconds batch_timeout{20000};
   shadow_config shadow;  ///< online fidelity checks (in-process encoder only)
-  /// The fidelity target's controller (core/fidelity_controller): each
+  /// The fidelity target's controller (core/cache/fidelity_controller): each
   /// stream's layer tolerance moves along its ladder on what the checks
   /// measure. Unset: the encoder's own tolerance for every stream.
   std::optional<controller_config> controller;
@@ -191,8 +191,8 @@ using encoder_actor =
                                 caf::reacts_to<view_change>, caf::reacts_to<end_stream_atom, stream_id>>::
         extend_with<auditor_actor>;
 
-/// Spawn detached: `system.spawn<caf::detached>(batch_encoder, ...)`.
-encoder_actor::behavior_type batch_encoder(encoder_actor::stateful_pointer<encoder_state> self,
+/// Spawn detached: `system.spawn<caf::detached>(encoder, ...)`.
+encoder_actor::behavior_type encoder(encoder_actor::stateful_pointer<encoder_state> self,
                                            encoder_backend backend, encoder_settings settings, delivery_actor next);
 
 }  // namespace vlcache::actors

@@ -16,14 +16,14 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
-#include "core/cache_stats.hpp"
-#include "core/drift_policy.hpp"
-#include "core/patch_signatures.hpp"
-#include "core/preprocess.hpp"
-#include "core/reference_gate.hpp"
-#include "core/scene.hpp"
-#include "core/tensor_handle.hpp"
-#include "core/view_memory.hpp"
+#include "core/cache/cache_stats.hpp"
+#include "core/cache/drift_policy.hpp"
+#include "core/cache/patch_signatures.hpp"
+#include "core/base/preprocess.hpp"
+#include "core/cache/reference_gate.hpp"
+#include "core/scenes/scene.hpp"
+#include "core/models/tensor_handle.hpp"
+#include "core/cache/view_memory.hpp"
 
 namespace vlcache::actors {
 
@@ -80,7 +80,7 @@ struct frame_job {
   std::shared_ptr<const preprocessed_image> image;
   std::shared_ptr<const frame_signatures> signatures;
   std::shared_ptr<const gate_decision> decision;  ///< merged over all shards
-  std::shared_ptr<const compute_plan> plan;       ///< what the encoder computes (core/cache_step)
+  std::shared_ptr<const compute_plan> plan;       ///< what the encoder computes (core/models/cache_step)
   std::shared_ptr<const scene_question> asked;    ///< a question with a known answer (scene cameras), or none
   steady::time_point read_at, hashed_at, gated_at;
 };
@@ -90,7 +90,7 @@ struct shard_decision {
   std::shared_ptr<const gate_decision> decision;
 };
 
-/// The stream leaves its view (core/view_memory): the shards and the encoder
+/// The stream leaves its view (core/cache/view_memory): the shards and the encoder
 /// rename its state, before any later message about the stream.
 struct view_change {
   stream_id stream = 0;
@@ -98,7 +98,7 @@ struct view_change {
 };
 
 /// Positions whose tokens the frame's plan computes: the shards record the
-/// frame's signatures as their references (core/cache_step's rule).
+/// frame's signatures as their references (core/models/cache_step's rule).
 struct commit_positions {
   stream_id stream = 0;
   std::uint64_t seq = 0;

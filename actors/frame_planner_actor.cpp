@@ -118,7 +118,7 @@ void finish_gate(self_ptr self, std::uint64_t index, std::shared_ptr<frame_job> 
 
 void gate(self_ptr self, std::uint64_t index, std::shared_ptr<frame_job> shared, bool restored);
 
-/// The frame left the camera's view (core/view_memory): the shards, the
+/// The frame left the camera's view (core/cache/view_memory): the shards, the
 /// drift state and the encoder follow it to the kept view it matches, and
 /// the frame is judged again there; or to a new view, where every position
 /// misses. The change reaches the shards and the encoder before the frame's

@@ -1,13 +1,13 @@
 #pragma once
 /// \file
 /// A camera's frame planner: the planning half of the cache step
-/// (core/cache_step) for one stream. Frames come from the camera's source;
+/// (core/models/cache_step) for one stream. Frames come from the camera's source;
 /// each is hashed by a hasher of the pool (in parallel), then judged by
 /// every cache shard one frame at a time, in order (each plan moves the
 /// references the next frame is judged against), planned by drift control,
 /// and sent to the encoder in the order it came. With view memory, a frame
 /// that left the camera's view is judged again against the kept view it
-/// matches (core/view_memory), the shards, the drift state and the encoder
+/// matches (core/cache/view_memory), the shards, the drift state and the encoder
 /// following it. A frame that cannot be planned goes back to its source as
 /// failed.
 ///
@@ -31,8 +31,8 @@
 #include "actors/encoder_actor.hpp"
 #include "actors/frame_messages.hpp"
 #include "actors/hasher_actor.hpp"
-#include "core/drift_policy.hpp"
-#include "core/view_memory.hpp"
+#include "core/cache/drift_policy.hpp"
+#include "core/cache/view_memory.hpp"
 
 namespace vlcache::actors {
 

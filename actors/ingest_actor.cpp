@@ -1,5 +1,5 @@
 #include "actors/ingest_actor.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 
 #include <caf/all.hpp>
 
@@ -7,8 +7,8 @@
 #include "connectors/frame_socket.hpp"
 #include "connectors/patch_canvas.hpp"
 #include "connectors/wire_format.hpp"
-#include "core/log_budget.hpp"
-#include "core/stream_name.hpp"
+#include "core/base/log_budget.hpp"
+#include "core/base/stream_name.hpp"
 
 namespace vlcache::actors {
 namespace {

@@ -21,7 +21,7 @@
 
 #include "actors/source_actor.hpp"
 #include "connectors/curve_keys.hpp"
-#include "core/peer_limits.hpp"
+#include "connectors/peer_limits.hpp"
 
 namespace vlcache::actors {
 

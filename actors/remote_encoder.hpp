@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "actors/frame_messages.hpp"
-#include "core/vision_encoder.hpp"
+#include "core/models/vision_encoder.hpp"
 
 namespace vlcache::actors {
 

@@ -20,7 +20,7 @@ std::string answer_line(const answer_record& r) {
   return connectors::answer_json_line(r.result, from);
 }
 
-sink_actor::behavior_type line_writer(sink_actor::stateful_pointer<sink_state> self,
+sink_actor::behavior_type sink(sink_actor::stateful_pointer<sink_state> self,
                                       std::shared_ptr<connectors::line_sink> out) {
   return {
       [self, out](const frame_record& r) {

@@ -27,7 +27,7 @@ struct sink_state {
   static inline const char* name = "sink";
 };
 
-sink_actor::behavior_type line_writer(sink_actor::stateful_pointer<sink_state> self,
+sink_actor::behavior_type sink(sink_actor::stateful_pointer<sink_state> self,
                                       std::shared_ptr<connectors::line_sink> out);
 
 /// The sink line of an answer record (connectors/answer_json writes it).

@@ -1,5 +1,5 @@
 #include "actors/source_actor.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 
 #include <caf/all.hpp>
 
@@ -8,7 +8,7 @@
 #include "actors/actor_error.hpp"
 #include "actors/camera_reader_actor.hpp"
 
-#include "core/scene_questions.hpp"
+#include "core/scenes/scene_questions.hpp"
 
 namespace vlcache::actors {
 namespace {

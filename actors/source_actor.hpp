@@ -3,7 +3,7 @@
 /// A camera source: decodes frames (OpenCV, through connectors/), runs CLIP
 /// preprocessing, and hands each frame to the camera's planner
 /// (actors/frame_planner_actor: hashing, gate, plan; then the encoder)
-/// through its flow limiter (core/flow_limiter: at most `max_in_flight`
+/// through its flow limiter (core/base/flow_limiter: at most `max_in_flight`
 /// frames between decode and the sinks, then the drop policy). Every frame
 /// read ends counted as encoded, dropped (by reason) or failed. A frame the encoder lost, or a shadow check's refresh, is
 /// passed to the planner (the stream's next planned frame runs in full).
@@ -32,7 +32,7 @@
 #include "connectors/image_file.hpp"
 #include "connectors/scene_video.hpp"
 #include "connectors/video_reader.hpp"
-#include "core/flow_limiter.hpp"
+#include "core/base/flow_limiter.hpp"
 
 namespace vlcache::actors {
 
@@ -51,7 +51,7 @@ struct source_settings {
   drop_policy policy = drop_policy::drop_oldest;
   double pace_fps = 0.0;  ///< 0: read as fast as credits allow
   /// The scene's truth when the source is a rendered scene folder: each
-  /// frame carries one of its known questions (core/scene_questions).
+  /// frame carries one of its known questions (core/scenes/scene_questions).
   std::shared_ptr<const connectors::scene_truth> truth;
   /// The pipeline's own question ([llm] question), when it set one: asked
   /// of a scene's frames instead of theirs, scored where the frame knows it.

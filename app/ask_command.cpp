@@ -1,6 +1,6 @@
 #include "app/ask_command.hpp"
-#include "core/clip_config.hpp"
-#include "core/elapsed.hpp"
+#include "core/models/clip_config.hpp"
+#include "core/base/elapsed.hpp"
 #include "app/load_encoder.hpp"
 
 #include <chrono>
@@ -8,7 +8,7 @@
 
 #include "connectors/answer_json.hpp"
 #include "connectors/image_file.hpp"
-#include "core/preprocess.hpp"
+#include "core/base/preprocess.hpp"
 #include "graph/model_input.hpp"
 
 namespace vlcache::app {

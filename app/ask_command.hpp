@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/answerer.hpp"
+#include "core/models/answerer.hpp"
 
 namespace vlcache::app {
 

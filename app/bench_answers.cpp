@@ -1,5 +1,5 @@
 #include "app/bench_answers.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 #include "app/json_file.hpp"
 #include "app/load_encoder.hpp"
 
@@ -14,12 +14,12 @@
 #include "connectors/image_file.hpp"
 #include "connectors/line_chart.hpp"
 #include "connectors/scene_video.hpp"
-#include "core/answerer.hpp"
-#include "core/cache_step.hpp"
-#include "core/patch_signatures.hpp"
-#include "core/preprocess.hpp"
-#include "core/scene_questions.hpp"
-#include "core/statistics.hpp"
+#include "core/models/answerer.hpp"
+#include "core/models/cache_step.hpp"
+#include "core/cache/patch_signatures.hpp"
+#include "core/base/preprocess.hpp"
+#include "core/scenes/scene_questions.hpp"
+#include "core/base/statistics.hpp"
 #include "graph/cache_spec.hpp"
 
 namespace vlcache::app {

@@ -1,5 +1,5 @@
 #include "app/bench_llm.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 #include "app/json_file.hpp"
 #include "app/load_encoder.hpp"
 #include "app/stream_frames.hpp"
@@ -14,12 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include "connectors/line_chart.hpp"
-#include "core/answerer.hpp"
-#include "core/drift_policy.hpp"
-#include "core/cache_step.hpp"
-#include "core/reference_gate.hpp"
-#include "core/statistics.hpp"
-#include "core/vision_encoder.hpp"
+#include "core/models/answerer.hpp"
+#include "core/cache/drift_policy.hpp"
+#include "core/models/cache_step.hpp"
+#include "core/cache/reference_gate.hpp"
+#include "core/base/statistics.hpp"
+#include "core/models/vision_encoder.hpp"
 #include "graph/cache_spec.hpp"
 
 namespace vlcache::app {

@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/tokenizer.hpp"
+#include "core/models/tokenizer.hpp"
 
 namespace vlcache::app {
 

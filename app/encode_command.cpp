@@ -1,14 +1,14 @@
 #include "app/encode_command.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 #include "app/load_encoder.hpp"
 
 #include <chrono>
 #include <cstdio>
 
 #include "connectors/image_file.hpp"
-#include "core/preprocess.hpp"
-#include "core/safetensors.hpp"
-#include "core/vision_encoder.hpp"
+#include "core/base/preprocess.hpp"
+#include "core/models/safetensors.hpp"
+#include "core/models/vision_encoder.hpp"
 
 namespace vlcache::app {
 

@@ -1,5 +1,5 @@
 #include "app/scan_command.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 #include "app/json_file.hpp"
 
 #include <algorithm>
@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "connectors/video_reader.hpp"
-#include "core/patch_signatures.hpp"
-#include "core/preprocess.hpp"
-#include "core/reference_gate.hpp"
-#include "core/statistics.hpp"
+#include "core/cache/patch_signatures.hpp"
+#include "core/base/preprocess.hpp"
+#include "core/cache/reference_gate.hpp"
+#include "core/base/statistics.hpp"
 #include "graph/cache_spec.hpp"
 
 namespace vlcache::app {

@@ -1,13 +1,13 @@
 #pragma once
 /// \file
-/// `vlcache scene`: renders a scene with known answers (core/scene) over a
+/// `vlcache scene`: renders a scene with known answers (core/scenes/scene) over a
 /// segment of a real video and writes its frames and truth (connectors/scene_video).
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 
-#include "core/scene.hpp"
+#include "core/scenes/scene.hpp"
 
 namespace vlcache::app {
 

@@ -1,11 +1,11 @@
 #include "app/stream_frames.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 
 #include <algorithm>
 #include <chrono>
 
 #include "connectors/video_reader.hpp"
-#include "core/preprocess.hpp"
+#include "core/base/preprocess.hpp"
 
 namespace vlcache::app {
 

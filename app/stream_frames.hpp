@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/patch_signatures.hpp"
+#include "core/base/error.hpp"
+#include "core/cache/patch_signatures.hpp"
 
 namespace vlcache::app {
 

@@ -5,10 +5,10 @@
 #include <random>
 #include <vector>
 
-#include "core/patch_signatures.hpp"
-#include "core/preprocess.hpp"
-#include "core/reference_gate.hpp"
-#include "core/token_index.hpp"
+#include "core/cache/patch_signatures.hpp"
+#include "core/base/preprocess.hpp"
+#include "core/cache/reference_gate.hpp"
+#include "core/cache/token_index.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include "core/small_gemm.hpp"
+#include "core/kernels/small_gemm.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <random>
 
-#include "core/vision_encoder.hpp"
+#include "core/models/vision_encoder.hpp"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/answer.hpp"
-#include "core/scene_questions.hpp"
+#include "core/models/answer.hpp"
+#include "core/scenes/scene_questions.hpp"
 
 namespace vlcache::connectors {
 

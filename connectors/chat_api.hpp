@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/answer.hpp"
-#include "core/language_model.hpp"
+#include "core/models/answer.hpp"
+#include "core/models/language_model.hpp"
 
 namespace vlcache::connectors {
 

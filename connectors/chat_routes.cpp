@@ -7,7 +7,7 @@
 #include <deque>
 #include <thread>
 
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 
 namespace vlcache::connectors {
 namespace {

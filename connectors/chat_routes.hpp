@@ -21,7 +21,7 @@
 #include "connectors/chat_api.hpp"
 #include "connectors/chat_service.hpp"
 #include "connectors/image_upload.hpp"
-#include "core/peer_limits.hpp"
+#include "connectors/peer_limits.hpp"
 
 namespace httplib {
 class Server;

@@ -9,8 +9,8 @@
 
 #include "connectors/chat_api.hpp"
 #include "connectors/image_file.hpp"
-#include "core/answerer.hpp"
-#include "core/error.hpp"
+#include "core/models/answerer.hpp"
+#include "core/base/error.hpp"
 
 namespace vlcache::connectors {
 

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "core/elapsed.hpp"
-#include "core/log_budget.hpp"
-#include "core/stream_name.hpp"
+#include "core/base/elapsed.hpp"
+#include "core/base/log_budget.hpp"
+#include "core/base/stream_name.hpp"
 
 namespace vlcache::connectors {
 namespace {

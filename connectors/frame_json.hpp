@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/cache_stats.hpp"
+#include "core/cache/cache_stats.hpp"
 
 namespace vlcache::connectors {
 

@@ -15,7 +15,7 @@
 
 #include "connectors/curve_keys.hpp"
 #include "connectors/wire_format.hpp"
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace vlcache::connectors {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/image.hpp"
+#include "core/base/error.hpp"
+#include "core/base/image.hpp"
 
 namespace vlcache::connectors {
 

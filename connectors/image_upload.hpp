@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "connectors/image_file.hpp"
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace vlcache::connectors {
 

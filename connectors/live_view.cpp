@@ -1,5 +1,5 @@
 #include "connectors/live_view.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 #include "connectors/answer_json.hpp"
 
 #include <httplib.h>

@@ -33,8 +33,8 @@
 
 #include "connectors/chat_routes.hpp"
 #include "connectors/line_sink.hpp"
-#include "core/error.hpp"
-#include "core/preprocess.hpp"
+#include "core/base/error.hpp"
+#include "core/base/preprocess.hpp"
 
 namespace vlcache::connectors {
 

@@ -1,6 +1,6 @@
 #include "connectors/patch_shipper.hpp"
 
-#include "core/preprocess.hpp"
+#include "core/base/preprocess.hpp"
 
 namespace vlcache::connectors {
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "connectors/wire_format.hpp"
-#include "core/image.hpp"
-#include "core/patch_signatures.hpp"
-#include "core/reference_gate.hpp"
+#include "core/base/image.hpp"
+#include "core/cache/patch_signatures.hpp"
+#include "core/cache/reference_gate.hpp"
 
 namespace vlcache::connectors {
 

@@ -5,7 +5,7 @@
 
 #include "connectors/curve_auth.hpp"
 #include "connectors/zmq_endpoint.hpp"
-#include "core/duration_text.hpp"
+#include "core/base/duration_text.hpp"
 
 namespace vlcache::connectors {
 

@@ -16,7 +16,7 @@
 #include <optional>
 
 #include "connectors/curve_keys.hpp"
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace vlcache::connectors {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/scene.hpp"
+#include "core/base/error.hpp"
+#include "core/scenes/scene.hpp"
 
 namespace vlcache::connectors {
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "core/error.hpp"
-#include "core/image.hpp"
+#include "core/base/error.hpp"
+#include "core/base/image.hpp"
 
 namespace vlcache::connectors {
 

@@ -1,6 +1,6 @@
 #include "connectors/wire_format.hpp"
 
-#include "core/stream_name.hpp"
+#include "core/base/stream_name.hpp"
 
 #include <cstring>
 

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace vlcache::connectors {
 

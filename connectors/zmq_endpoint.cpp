@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/duration_text.hpp"
+#include "core/base/duration_text.hpp"
 
 namespace vlcache::connectors {
 

@@ -9,7 +9,7 @@
 
 #include <zmq.hpp>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace vlcache::connectors {
 

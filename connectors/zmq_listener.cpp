@@ -1,5 +1,5 @@
 #include "connectors/zmq_listener.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 
 #include <chrono>
 #include <map>

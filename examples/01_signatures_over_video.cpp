@@ -9,9 +9,9 @@
 #include <cstdio>
 
 #include "connectors/video_reader.hpp"
-#include "core/patch_signatures.hpp"
-#include "core/preprocess.hpp"
-#include "core/reference_gate.hpp"
+#include "core/cache/patch_signatures.hpp"
+#include "core/base/preprocess.hpp"
+#include "core/cache/reference_gate.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

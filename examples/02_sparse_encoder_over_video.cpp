@@ -13,10 +13,10 @@
 #include <numeric>
 
 #include "connectors/video_reader.hpp"
-#include "core/patch_signatures.hpp"
-#include "core/preprocess.hpp"
-#include "core/cache_step.hpp"
-#include "core/vision_encoder.hpp"
+#include "core/cache/patch_signatures.hpp"
+#include "core/base/preprocess.hpp"
+#include "core/models/cache_step.hpp"
+#include "core/models/vision_encoder.hpp"
 
 namespace {
 double cosine(const std::vector<float>& a, const std::vector<float>& b) {

@@ -13,11 +13,11 @@
 #include <string>
 
 #include "connectors/video_reader.hpp"
-#include "core/answerer.hpp"
-#include "core/patch_signatures.hpp"
-#include "core/preprocess.hpp"
-#include "core/cache_step.hpp"
-#include "core/vision_encoder.hpp"
+#include "core/models/answerer.hpp"
+#include "core/cache/patch_signatures.hpp"
+#include "core/base/preprocess.hpp"
+#include "core/models/cache_step.hpp"
+#include "core/models/vision_encoder.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 3) {

@@ -8,7 +8,7 @@
 ///   [gate]   ahash, dhash, phash (max Hamming bits), mad (max mean abs diff)
 ///   [index]  capacity_mb, eviction ("value" | "lru" | "lfu" | "decayed_frequency"), half_life, hysteresis:
 ///            one budget for every stream's token store (absent: unbounded)
-///   [views]  keep, cut_share, match_share: view memory (core/view_memory;
+///   [views]  keep, cut_share, match_share: view memory (core/cache/view_memory;
 ///            absent: off)
 
 #include <optional>
@@ -18,12 +18,12 @@
 #include <toml++/toml.h>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/patch_grid.hpp"
-#include "core/preprocess.hpp"
-#include "core/reference_gate.hpp"
-#include "core/store_budget.hpp"
-#include "core/view_memory.hpp"
+#include "core/base/error.hpp"
+#include "core/cache/patch_grid.hpp"
+#include "core/base/preprocess.hpp"
+#include "core/cache/reference_gate.hpp"
+#include "core/cache/store_budget.hpp"
+#include "core/cache/view_memory.hpp"
 
 namespace vlcache::graph {
 

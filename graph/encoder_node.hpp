@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/vision_encoder.hpp"
+#include "core/models/vision_encoder.hpp"
 
 namespace vlcache::graph {
 

@@ -7,7 +7,7 @@
 
 #include <toml++/toml.h>
 
-#include "core/clip_config.hpp"
+#include "core/models/clip_config.hpp"
 #include "graph/cache_spec.hpp"
 #include "graph/table_reader.hpp"
 

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/fidelity_controller.hpp"
-#include "core/reference_gate.hpp"
+#include "core/base/error.hpp"
+#include "core/cache/fidelity_controller.hpp"
+#include "core/cache/reference_gate.hpp"
 
 namespace vlcache::graph {
 

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <iterator>
 
-#include "core/clip_config.hpp"
-#include "core/processor_config.hpp"
+#include "core/models/clip_config.hpp"
+#include "core/models/processor_config.hpp"
 #include "graph/fidelity_profile.hpp"
 
 namespace vlcache::graph {

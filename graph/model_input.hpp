@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "core/error.hpp"
-#include "core/patch_grid.hpp"
-#include "core/preprocess.hpp"
+#include "core/base/error.hpp"
+#include "core/cache/patch_grid.hpp"
+#include "core/base/preprocess.hpp"
 
 namespace vlcache::graph {
 

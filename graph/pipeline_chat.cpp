@@ -3,7 +3,7 @@
 #include <caf/all.hpp>
 
 #include "actors/actor_error.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 
 namespace vlcache::graph {
 namespace {

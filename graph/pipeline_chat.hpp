@@ -17,7 +17,7 @@
 #include "actors/answer_router_actor.hpp"
 #include "actors/audit_messages.hpp"
 #include "connectors/chat_service.hpp"
-#include "core/preprocess.hpp"
+#include "core/base/preprocess.hpp"
 
 namespace vlcache::graph {
 

@@ -1,5 +1,5 @@
 #include "graph/pipeline_probe.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 
 #include <caf/all.hpp>
 #include <cmath>

@@ -1,5 +1,5 @@
 #include "graph/pipeline_runner.hpp"
-#include "core/elapsed.hpp"
+#include "core/base/elapsed.hpp"
 
 #include <algorithm>
 
@@ -34,7 +34,7 @@
 #include "connectors/live_view.hpp"
 #include "graph/pipeline_chat.hpp"
 #include "connectors/scene_video.hpp"
-#include "core/statistics.hpp"
+#include "core/base/statistics.hpp"
 #include "graph/pipeline_probe.hpp"
 #include "graph/pipeline_summary.hpp"
 #include "graph/run_guard.hpp"
@@ -272,7 +272,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   }
 
   if (view) outputs.push_back(view);  // the view keeps the latest answers, as a sink
-  for (auto& out : outputs) sinks.push_back(sys.spawn(actors::line_writer, out));
+  for (auto& out : outputs) sinks.push_back(sys.spawn(actors::sink, out));
   if (m.llm) {
     // The answerer computes for seconds per message: its own thread.
     g.answerer = sys.spawn<caf::detached>(actors::llm_answerer, m.llm,
@@ -290,7 +290,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     routing.tokens = [tap = options.on_tokens](const actors::frame_tag& t, const tensor_handle& tokens) {
       tap(t.stream_name, t.seq, tokens);
     };
-  g.delivery = sys.spawn(actors::frame_delivery, sinks, routing);
+  g.delivery = sys.spawn(actors::delivery, sinks, routing);
   const actors::delivery_actor delivery = g.delivery;
   if (m.llm && !spec.llm.request_endpoint.empty()) {
     auto server = connectors::request_server::start(
@@ -336,7 +336,7 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   es.stopping = g.stopping;
   // The encoder computes for a long time per message: its own thread keeps
   // it from starving the scheduler that decodes, hashes and gates.
-  g.encoder = sys.spawn<caf::detached>(actors::batch_encoder, backend, es, delivery);
+  g.encoder = sys.spawn<caf::detached>(actors::encoder, backend, es, delivery);
   const actors::encoder_actor enc = g.encoder;
   // Answer audits run the frame in full in the encoder of this process.
   if (g.answerer && spec.encoder.remote.empty() && spec.fidelity_control.answer_audit_every > 0)

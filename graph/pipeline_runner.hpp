@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "core/tensor_handle.hpp"
+#include "core/models/tensor_handle.hpp"
 #include "graph/pipeline_spec.hpp"
 
 namespace vlcache::graph {

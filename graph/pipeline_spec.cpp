@@ -9,9 +9,9 @@
 
 #include "connectors/scene_video.hpp"
 #include "connectors/video_reader.hpp"
-#include "core/clip_config.hpp"
-#include "core/device_names.hpp"
-#include "core/stream_name.hpp"
+#include "core/models/clip_config.hpp"
+#include "core/base/device_names.hpp"
+#include "core/base/stream_name.hpp"
 #include "graph/fidelity_profile.hpp"
 #include "graph/host_port.hpp"
 #include "graph/model_input.hpp"
@@ -431,7 +431,7 @@ std::vector<std::string> validate(const pipeline_spec& s) {
                      std::to_string(shape->image_size) + "/" + std::to_string(shape->patch_size) +
                      " (its config.json; remove [input] to take the model's)");
   }
-  // The names the encoder takes (core/device_names); CUDA's presence is checked at load.
+  // The names the encoder takes (core/base/device_names); CUDA's presence is checked at load.
   const auto device = parse_device_name(s.encoder.options.device);
   if (!device) errors.push_back("[encoder].device: " + device.err().message);
   else if (auto dtype = parse_dtype_name(s.encoder.options.dtype, *device); !dtype)

@@ -11,18 +11,18 @@
 #include <string_view>
 #include <vector>
 
-#include "core/answer_policy.hpp"
-#include "core/answerer.hpp"
-#include "core/drift_policy.hpp"
-#include "core/fidelity_controller.hpp"
-#include "core/flow_limiter.hpp"
-#include "core/shadow_check.hpp"
-#include "core/vision_encoder.hpp"
+#include "core/cache/answer_policy.hpp"
+#include "core/models/answerer.hpp"
+#include "core/cache/drift_policy.hpp"
+#include "core/cache/fidelity_controller.hpp"
+#include "core/base/flow_limiter.hpp"
+#include "core/cache/shadow_check.hpp"
+#include "core/models/vision_encoder.hpp"
 #include "graph/model_input.hpp"
 #include "graph/cache_spec.hpp"
 #include "actors/remote_encoder.hpp"
 #include "connectors/curve_keys.hpp"
-#include "core/peer_limits.hpp"
+#include "connectors/peer_limits.hpp"
 #include "graph/sink_registry.hpp"
 
 namespace vlcache::graph {
@@ -131,7 +131,7 @@ struct security_spec {
 };
 
 /// [fidelity] beyond the shadow checks: the target, and the controller
-/// that holds it per camera (core/fidelity_controller).
+/// that holds it per camera (core/cache/fidelity_controller).
 struct fidelity_spec {
   fidelity_target target;
   bool target_by_hand = false;  ///< [fidelity].target set: a profile's calibrated target does not replace it

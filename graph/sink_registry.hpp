@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "connectors/line_sink.hpp"
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace vlcache::graph {
 

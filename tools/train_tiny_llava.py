@@ -122,7 +122,7 @@ def train_tokenizer(prefix, texts):
 
 
 class Prompts:
-    """The prompt exactly as vlcache builds it (core/tokenizer: BOS, each text
+    """The prompt exactly as vlcache builds it (core/models/tokenizer: BOS, each text
     segment around <image> encoded on its own, the image token repeated)."""
 
     def __init__(self, spm_path, image_token, image_tokens):
@@ -395,7 +395,7 @@ motion_label = "cover"
 
 
 def covers(shape, px, py, cx, cy, r):
-    """The renderer's shapes (core/scene.cpp): whether (px, py) lies inside."""
+    """The renderer's shapes (core/scenes/scene.cpp): whether (px, py) lies inside."""
     x, y = px - cx, py - cy
     if shape == "circle":
         return x * x + y * y <= r * r

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/answer_policy.hpp"
+#include "core/cache/answer_policy.hpp"
 
 namespace vlcache {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/answer_text_stream.hpp"
+#include "core/base/answer_text_stream.hpp"
 
 namespace vlcache {
 namespace {

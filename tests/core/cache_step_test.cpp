@@ -8,9 +8,9 @@
 #include <cmath>
 #include <set>
 
-#include "core/cache_step.hpp"
-#include "core/patch_signatures.hpp"
-#include "core/preprocess.hpp"
+#include "core/models/cache_step.hpp"
+#include "core/cache/patch_signatures.hpp"
+#include "core/base/preprocess.hpp"
 
 namespace vlcache {
 namespace {

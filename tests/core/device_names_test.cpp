@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/device_names.hpp"
+#include "core/base/device_names.hpp"
 
 namespace vlcache {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/drift_policy.hpp"
+#include "core/cache/drift_policy.hpp"
 
 namespace vlcache {
 namespace {

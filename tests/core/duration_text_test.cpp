@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/duration_text.hpp"
+#include "core/base/duration_text.hpp"
 
 namespace vlcache {
 namespace {

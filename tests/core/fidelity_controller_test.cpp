@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "core/fidelity_controller.hpp"
+#include "core/cache/fidelity_controller.hpp"
 
 namespace vlcache {
 namespace {

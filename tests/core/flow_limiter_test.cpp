@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "core/flow_limiter.hpp"
+#include "core/base/flow_limiter.hpp"
 
 namespace vlcache {
 namespace {

@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/sparse_attention.hpp"
+#include "core/kernels/sparse_attention.hpp"
 
 namespace vlcache {
 namespace {

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "core/incremental_attention.hpp"
+#include "core/kernels/incremental_attention.hpp"
 
 namespace vlcache {
 namespace {

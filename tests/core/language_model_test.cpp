@@ -12,12 +12,12 @@
 #include <numeric>
 #include <unistd.h>
 
-#include "core/answerer.hpp"
-#include "core/language_model.hpp"
-#include "core/prefill_reuse.hpp"
-#include "core/safetensors.hpp"
-#include "core/tokenizer.hpp"
-#include "core/vision_encoder.hpp"
+#include "core/models/answerer.hpp"
+#include "core/models/language_model.hpp"
+#include "core/models/prefill_reuse.hpp"
+#include "core/models/safetensors.hpp"
+#include "core/models/tokenizer.hpp"
+#include "core/models/vision_encoder.hpp"
 
 namespace vlcache {
 namespace {

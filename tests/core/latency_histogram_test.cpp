@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/latency_histogram.hpp"
+#include "core/base/latency_histogram.hpp"
 
 namespace vlcache {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "core/safetensors.hpp"
-#include "core/vision_encoder.hpp"
+#include "core/models/safetensors.hpp"
+#include "core/models/vision_encoder.hpp"
 #include "support/rel_error.hpp"
 
 namespace vlcache {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "core/patch_signatures.hpp"
+#include "core/cache/patch_signatures.hpp"
 
 namespace vlcache {
 namespace {

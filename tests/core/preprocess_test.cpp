@@ -9,7 +9,7 @@
 
 #include <cmath>
 
-#include "core/preprocess.hpp"
+#include "core/base/preprocess.hpp"
 #include "support/npy.hpp"
 
 namespace vlcache {

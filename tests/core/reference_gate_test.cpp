@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "core/reference_gate.hpp"
+#include "core/cache/reference_gate.hpp"
 
 namespace vlcache {
 namespace {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/safetensors.hpp"
+#include "core/models/safetensors.hpp"
 
 namespace vlcache {
 namespace {

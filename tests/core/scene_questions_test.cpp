@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "core/scene_questions.hpp"
+#include "core/scenes/scene_questions.hpp"
 
 namespace vlcache {
 namespace {

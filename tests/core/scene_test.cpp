@@ -7,7 +7,7 @@
 #include <cmath>
 #include <map>
 
-#include "core/scene.hpp"
+#include "core/scenes/scene.hpp"
 
 namespace vlcache {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "core/shadow_check.hpp"
+#include "core/cache/shadow_check.hpp"
 
 namespace vlcache {
 namespace {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "core/small_gemm.hpp"
+#include "core/kernels/small_gemm.hpp"
 
 namespace vlcache {
 namespace {

@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "core/sparse_attention.hpp"
+#include "core/kernels/sparse_attention.hpp"
 
 namespace vlcache {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "core/store_budget.hpp"
+#include "core/cache/store_budget.hpp"
 
 namespace vlcache {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "core/log_budget.hpp"
-#include "core/stream_name.hpp"
+#include "core/base/log_budget.hpp"
+#include "core/base/stream_name.hpp"
 
 namespace vlcache {
 namespace {

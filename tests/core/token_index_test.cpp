@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "core/token_index.hpp"
+#include "core/cache/token_index.hpp"
 
 namespace vlcache {
 namespace {

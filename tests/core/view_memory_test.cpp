@@ -6,7 +6,7 @@
 #include <limits>
 #include <set>
 
-#include "core/view_memory.hpp"
+#include "core/cache/view_memory.hpp"
 
 namespace vlcache {
 namespace {

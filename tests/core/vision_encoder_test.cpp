@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/safetensors.hpp"
-#include "core/vision_encoder.hpp"
+#include "core/models/safetensors.hpp"
+#include "core/models/vision_encoder.hpp"
 #include "support/rel_error.hpp"
 
 namespace vlcache {

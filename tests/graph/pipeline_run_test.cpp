@@ -14,12 +14,12 @@
 #include <mutex>
 
 #include "connectors/video_reader.hpp"
-#include "core/cache_step.hpp"
-#include "core/patch_signatures.hpp"
-#include "core/preprocess.hpp"
+#include "core/models/cache_step.hpp"
+#include "core/cache/patch_signatures.hpp"
+#include "core/base/preprocess.hpp"
 #include "graph/pipeline_runner.hpp"
 #include "graph/pipeline_spec.hpp"
-#include "core/vision_encoder.hpp"
+#include "core/models/vision_encoder.hpp"
 
 namespace vlcache::graph {
 namespace {
