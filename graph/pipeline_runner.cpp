@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -178,62 +179,57 @@ std::shared_ptr<pipeline_chat> open_chat(const pipeline_spec& spec, caf::actor_s
   return std::make_shared<pipeline_chat>(sys, model, std::move(cameras), spec.cache.preprocess);
 }
 
-/// Starts the view, handshakes a remote encoder, spawns and wires every
-/// stage, and monitors them. Errors are printed naming their key.
-bool build(const pipeline_spec& spec, const run_options& options, caf::actor_system& sys, caf::scoped_actor& runner,
-           pipeline_probe& probe, loaded_parts& m, pipeline_graph& g) {
-  auto& outputs = m.outputs;
-  auto& view = g.view;
-  auto& routing = g.routing;
-  auto& sinks = g.sinks;
-  auto& shards = g.shards;
-  auto& hashers = g.hashers;
-  auto& sources = g.sources;
-  auto& requests = g.requests;
-  const auto& truths = m.truths;
+/// The live view ([view].http or --http), refused beyond loopback without
+/// authentication; with it the HTTP API. Nothing to open is success.
+bool open_view(const pipeline_spec& spec, const run_options& options, caf::actor_system& sys, pipeline_probe& probe,
+               const loaded_parts& m, pipeline_graph& g) {
   const std::string http = options.http.empty() ? spec.view.http : options.http;
-  if (!http.empty() && !binds_loopback_only(http) && !spec.view.authenticated() && !spec.security.insecure) {
+  if (http.empty()) return true;
+  if (!binds_loopback_only(http) && !spec.view.authenticated() && !spec.security.insecure) {
     std::fprintf(stderr, "error: --http: binds '%s', beyond loopback, without authentication: set [view] tls_cert, "
                  "tls_key and token_file, or [security] insecure = true\n", bound_host(http).c_str());
     return false;
   }
   // Keys guard the answers on the sockets; a view without a token would hand
   // them to any local process.
-  if (!http.empty() && spec.security.curve && spec.view.token.empty() && !spec.security.insecure) {
+  if (spec.security.curve && spec.view.token.empty() && !spec.security.insecure) {
     std::fprintf(stderr, "error: --http: the pipeline's sockets need CURVE keys ([security]), so its view needs "
                  "a token too: set [view] token_file (or [security] insecure = true)\n");
     return false;
   }
-  if (!http.empty()) {
-    const auto address = parse_host_port(http);
-    if (!address) {
-      std::fprintf(stderr, "error: --http / [view].http: '%s' is not HOST:PORT\n", http.c_str());
-      return false;
-    }
-    connectors::live_view_options vo;
-    vo.host = address->host;
-    vo.port = address->port;
-    vo.max_view_fps = spec.view.max_view_fps;
-    vo.tls_cert = spec.view.tls_cert;
-    vo.tls_key = spec.view.tls_key;
-    vo.token = spec.view.token;
-    g.chat = open_chat(spec, sys, m.llm != nullptr);
-    vo.chat = g.chat;
-    vo.chat_options = chat_options(spec);
-    auto started = connectors::live_view::start(
-        vo, spec.name, [&probe, &g] { return to_prometheus(probe.collect()) + edge_metrics(g); },
-        [&probe] { return per_stream_json(probe.collect()); });
-    if (!started) {
-      std::fprintf(stderr, "error: --http / [view].http: %s\n", started.err().message.c_str());
-      return false;
-    }
-    view = std::move(*started);
-    std::printf("view: live page at %s/ (metrics at /metrics)\n", view->address().c_str());
-    std::fflush(stdout);
+  const auto address = parse_host_port(http);
+  if (!address) {
+    std::fprintf(stderr, "error: --http / [view].http: '%s' is not HOST:PORT\n", http.c_str());
+    return false;
   }
+  connectors::live_view_options vo;
+  vo.host = address->host;
+  vo.port = address->port;
+  vo.max_view_fps = spec.view.max_view_fps;
+  vo.tls_cert = spec.view.tls_cert;
+  vo.tls_key = spec.view.tls_key;
+  vo.token = spec.view.token;
+  g.chat = open_chat(spec, sys, m.llm != nullptr);
+  vo.chat = g.chat;
+  vo.chat_options = chat_options(spec);
+  auto started = connectors::live_view::start(
+      vo, spec.name, [&probe, &g] { return to_prometheus(probe.collect()) + edge_metrics(g); },
+      [&probe] { return per_stream_json(probe.collect()); });
+  if (!started) {
+    std::fprintf(stderr, "error: --http / [view].http: %s\n", started.err().message.c_str());
+    return false;
+  }
+  g.view = std::move(*started);
+  std::printf("view: live page at %s/ (metrics at /metrics)\n", g.view->address().c_str());
+  std::fflush(stdout);
+  return true;
+}
 
-  actors::encoder_backend backend;
-  backend.local = m.encoder;
+/// Reaches each [encoder].remote node and checks that it encodes the
+/// pipeline's grid; an unreachable node is left to the local fallback when
+/// there is one.
+bool reach_encoder_nodes(const pipeline_spec& spec, caf::actor_system& sys, caf::scoped_actor& runner,
+                         actors::encoder_backend& backend) {
   for (const auto& address : spec.encoder.remote) {
     const auto [host, port] = *parse_host_port(address);  // validated with the spec
     auto node = actors::reach_encoder_node(sys, host, port, spec.encoder.tls.enabled());
@@ -270,52 +266,59 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     backend.nodes.push_back({*node, host, port});
     backend.remote_tls = spec.encoder.tls.enabled();
   }
+  return true;
+}
 
-  if (view) outputs.push_back(view);  // the view keeps the latest answers, as a sink
-  for (auto& out : outputs) sinks.push_back(sys.spawn(actors::sink, out));
+/// The way out of the encoder: sinks (the view among them), the answerer
+/// and its router, frame delivery, and the request endpoint.
+bool open_answer_path(const pipeline_spec& spec, const run_options& options, caf::actor_system& sys,
+                      loaded_parts& m, pipeline_graph& g) {
+  if (g.view) m.outputs.push_back(g.view);  // the view keeps the latest answers, as a sink
+  for (auto& out : m.outputs) g.sinks.push_back(sys.spawn(actors::sink, out));
   if (m.llm) {
     // The answerer computes for seconds per message: its own thread.
     g.answerer = sys.spawn<caf::detached>(actors::llm_answerer, m.llm,
-                                          actors::answerer_settings{spec.llm.question, spec.llm.max_waiting_questions, spec.llm.max_batch,
+                                          actors::answerer_settings{spec.llm.question, spec.llm.max_waiting_questions,
+                                                                    spec.llm.max_batch,
                                                                     spec.fidelity_control.answer_audit_every},
-                                          sinks);
-    routing.answers = sys.spawn(actors::answer_router, g.answerer, spec.llm.policy, spec.llm.keep_kv_current);
+                                          g.sinks);
+    g.routing.answers = sys.spawn(actors::answer_router, g.answerer, spec.llm.policy, spec.llm.keep_kv_current);
   }
-  if (view)
-    routing.view = [view, side = spec.cache.grid.side()](connectors::view_frame f) {
+  if (g.view)
+    g.routing.view = [view = g.view, side = spec.cache.grid.side()](connectors::view_frame f) {
       f.grid_side = side;
       view->offer_frame(std::move(f));
     };
   if (options.on_tokens)
-    routing.tokens = [tap = options.on_tokens](const actors::frame_tag& t, const tensor_handle& tokens) {
+    g.routing.tokens = [tap = options.on_tokens](const actors::frame_tag& t, const tensor_handle& tokens) {
       tap(t.stream_name, t.seq, tokens);
     };
-  g.delivery = sys.spawn(actors::delivery, sinks, routing);
-  const actors::delivery_actor delivery = g.delivery;
-  if (m.llm && !spec.llm.request_endpoint.empty()) {
-    auto server = connectors::request_server::start(
-        spec.llm.request_endpoint, [&sys, answers = routing.answers](const std::string& stream,
-                                                                     const std::string& question) {
-          caf::scoped_actor asker{sys};
-          std::string reply;
-          asker->request(answers, std::chrono::minutes(10), actors::ask_atom::value, stream, question)
-              .receive([&](const actors::answer_record& r) { reply = actors::answer_line(r); },
-                       [&](const caf::error& e) {
-                         reply = nlohmann::json{{"error", actors::error_text(sys, e)}}.dump();
-                       });
-          return reply;
-        },
-        spec.security.curve, static_cast<std::size_t>(spec.llm.max_question_bytes));
-    if (!server) {
-      std::fprintf(stderr, "error: [llm].request_endpoint: %s\n", server.err().message.c_str());
-      return false;
-    }
-    requests = std::move(*server);
-    std::printf("llm: questions on demand at %s%s\n", spec.llm.request_endpoint.c_str(),
-                spec.security.curve ? " (CURVE)" : "");
+  g.delivery = sys.spawn(actors::delivery, g.sinks, g.routing);
+  if (!m.llm || spec.llm.request_endpoint.empty()) return true;
+  auto server = connectors::request_server::start(
+      spec.llm.request_endpoint,
+      [&sys, answers = g.routing.answers](const std::string& stream, const std::string& question) {
+        caf::scoped_actor asker{sys};
+        std::string reply;
+        asker->request(answers, std::chrono::minutes(10), actors::ask_atom::value, stream, question)
+            .receive([&](const actors::answer_record& r) { reply = actors::answer_line(r); },
+                     [&](const caf::error& e) { reply = nlohmann::json{{"error", actors::error_text(sys, e)}}.dump(); });
+        return reply;
+      },
+      spec.security.curve, static_cast<std::size_t>(spec.llm.max_question_bytes));
+  if (!server) {
+    std::fprintf(stderr, "error: [llm].request_endpoint: %s\n", server.err().message.c_str());
+    return false;
   }
+  g.requests = std::move(*server);
+  std::printf("llm: questions on demand at %s%s\n", spec.llm.request_endpoint.c_str(),
+              spec.security.curve ? " (CURVE)" : "");
+  return true;
+}
 
-  // Shards own bands of whole patch rows.
+/// The cache: shards over bands of whole patch rows, the encoder (its own
+/// thread), and the hasher pool.
+bool open_cache(const pipeline_spec& spec, caf::actor_system& sys, actors::encoder_backend backend, pipeline_graph& g) {
   const auto& grid = spec.cache.grid;
   const int rows = grid.side(), count = std::min(spec.flow.shards, rows);
   for (int i = 0; i < count; ++i) {
@@ -325,8 +328,15 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
       std::fprintf(stderr, "error: [gate]: %s\n", gate.err().message.c_str());
       return false;
     }
-    shards.push_back(sys.spawn(actors::cache_shard, std::move(*gate), r0 * rows, r1 * rows));
+    g.shards.push_back(sys.spawn(actors::cache_shard, std::move(*gate), r0 * rows, r1 * rows));
   }
+  auto engine = signature_engine::make(grid, spec.cache.gate.noise_factor.has_value());
+  if (!engine) {  // the grid was validated: not expected
+    std::fprintf(stderr, "error: [input]: %s\n", engine.err().message.c_str());
+    return false;
+  }
+  const auto shared_engine = std::make_shared<const signature_engine>(std::move(*engine));
+  for (int i = 0; i < spec.flow.hashers; ++i) g.hashers.push_back(sys.spawn(actors::hasher, shared_engine));
   actors::encoder_settings es;
   es.batch_tokens = spec.encoder.batch_tokens;
   es.batch_timeout = std::chrono::microseconds(static_cast<long>(spec.encoder.batch_timeout_ms * 1000));
@@ -336,33 +346,39 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
   es.stopping = g.stopping;
   // The encoder computes for a long time per message: its own thread keeps
   // it from starving the scheduler that decodes, hashes and gates.
-  g.encoder = sys.spawn<caf::detached>(actors::encoder, backend, es, delivery);
-  const actors::encoder_actor enc = g.encoder;
+  g.encoder = sys.spawn<caf::detached>(actors::encoder, std::move(backend), es, g.delivery);
   // Answer audits run the frame in full in the encoder of this process.
   if (g.answerer && spec.encoder.remote.empty() && spec.fidelity_control.answer_audit_every > 0)
-    caf::anon_send(g.answerer, actors::auditor_atom::value, caf::actor_cast<actors::auditor_actor>(enc));
+    caf::anon_send(g.answerer, actors::auditor_atom::value, caf::actor_cast<actors::auditor_actor>(g.encoder));
+  return true;
+}
 
-  auto engine = std::make_shared<const signature_engine>(
-      *signature_engine::make(grid, spec.cache.gate.noise_factor.has_value()));
-  for (int i = 0; i < spec.flow.hashers; ++i) hashers.push_back(sys.spawn(actors::hasher, engine));
+/// Opens one camera's stages: its planner (hashers -> shards -> drift plan
+/// -> encoder), then its source, which links to it. For the configured
+/// cameras and for those the ingest opens.
+using camera_opener = std::function<actors::source_actor(const actors::source_settings&)>;
 
-  // A camera's stages: its planner (hashers -> shards -> drift plan ->
-  // encoder), then its source, which links to it.
-  const caf::actor monitor = caf::actor_cast<caf::actor>(runner);
-  auto open_camera = [&sys, hashers, shards, enc, monitor, drift = spec.drift,
-                      views = spec.cache.views.value_or(view_memory_config{})](const actors::source_settings& ss) {
+camera_opener make_camera_opener(const pipeline_spec& spec, caf::actor_system& sys, caf::scoped_actor& runner,
+                                 const pipeline_graph& g) {
+  return [&sys, hashers = g.hashers, shards = g.shards, enc = g.encoder,
+          monitor = caf::actor_cast<caf::actor>(runner), drift = spec.drift,
+          views = spec.cache.views.value_or(view_memory_config{})](const actors::source_settings& ss) {
     auto planner = sys.spawn(actors::frame_planner, actors::planner_settings{ss.name, ss.stream, drift, views},
                              hashers, shards, enc);
     return sys.spawn(actors::camera_source, ss, planner, monitor);
   };
+}
+
+/// The [[camera]] entries, stream ids 0..N-1.
+void open_cameras(const pipeline_spec& spec, const loaded_parts& m, const camera_opener& open, pipeline_graph& g) {
   for (std::size_t i = 0; i < spec.cameras.size(); ++i) {
     const auto& c = spec.cameras[i];
     actors::source_settings ss;
     ss.name = c.name;
     ss.stream = static_cast<stream_id>(i);
-    ss.video = {truths[i] ? truths[i]->frames_pattern : c.source, c.fps, c.start_frame, c.max_frames, c.timeout_s};
+    ss.video = {m.truths[i] ? m.truths[i]->frames_pattern : c.source, c.fps, c.start_frame, c.max_frames, c.timeout_s};
     ss.live = connectors::is_network_source(ss.video.source);
-    ss.truth = truths[i];
+    ss.truth = m.truths[i];
     if (spec.llm.question_by_hand) ss.question = spec.llm.question;
     ss.preprocess = spec.cache.preprocess;
     ss.preprocess.pad_to_square = c.pad_to_square;
@@ -372,59 +388,86 @@ bool build(const pipeline_spec& spec, const run_options& options, caf::actor_sys
     ss.queue = spec.flow.queue;
     ss.policy = spec.flow.policy_by_hand ? spec.flow.policy : ss.live ? drop_policy::drop_oldest : drop_policy::block;
     ss.pace_fps = c.pace_fps;
-    sources.push_back(open_camera(ss));
+    g.sources.push_back(open(ss));
   }
+}
 
-  probe.set_stages(enc, delivery, g.answerer);
-  for (const auto& s : sources) probe.add_source(s);
+/// Supervision: the runner monitors a stage, so that one that dies stops the
+/// run with a clear message instead of leaving it waiting for frames that
+/// will never come.
+template <class Handle>
+void watch(caf::scoped_actor& runner, pipeline_graph& g, const Handle& a, stage_id id) {
+  runner->monitor(a);
+  g.stages[a.address()] = std::move(id);
+}
 
-  // Supervision: a stage that dies stops the run with a clear message
-  // instead of leaving it waiting for frames that will never come.
-  auto watch = [&](const auto& a, stage_id id) {
-    runner->monitor(a);
-    g.stages[a.address()] = std::move(id);
-  };
+void watch_stages(const pipeline_spec& spec, caf::scoped_actor& runner, pipeline_graph& g) {
   using k = stage_id::kind;
-  watch(enc, {k::encoder, "encoder"});
-  watch(delivery, {k::delivery, "delivery"});
-  if (g.answerer) watch(g.answerer, {k::answerer, "answerer"});
-  if (routing.answers) watch(routing.answers, {k::answerer, "answer router"});
-  for (std::size_t i = 0; i < shards.size(); ++i) watch(shards[i], {k::shard, "cache shard " + std::to_string(i)});
-  for (std::size_t i = 0; i < sinks.size(); ++i) watch(sinks[i], {k::sink, "sink " + std::to_string(i)});
-  for (std::size_t i = 0; i < hashers.size(); ++i)
-    watch(caf::actor_cast<caf::actor>(hashers[i]), {k::hasher, "hasher " + std::to_string(i)});
-  for (std::size_t i = 0; i < sources.size(); ++i)
-    watch(sources[i], {k::camera, "camera '" + spec.cameras[i].name + "'"});
-  if (spec.ingest.enabled) {
-    actors::ingest_settings is;
-    is.endpoint = spec.ingest.endpoint;
-    is.bind = spec.ingest.bind;
-    is.limits = spec.ingest.limits;
-    if (spec.security.curve) is.limits.allowed_streams = spec.security.curve->streams;
-    is.live = g.ingest_live;
-    is.curve = spec.security.curve;
-    is.idle_timeout_s = spec.ingest.idle_timeout_s;
-    is.max_streams = spec.ingest.max_streams;
-    is.stop_when_idle = spec.ingest.stop_when_idle;
-    is.first_stream = static_cast<stream_id>(spec.cameras.size());
-    is.source.preprocess = spec.cache.preprocess;
-    is.source.max_in_flight = spec.flow.max_in_flight;
-    is.source.queue = spec.flow.queue;
-    // Live cameras cannot be paused: without credit the newest frame goes.
-    is.source.policy = spec.flow.policy == drop_policy::block ? drop_policy::drop_newest : spec.flow.policy;
-    actors::stream_wiring wiring;
-    wiring.open = open_camera;
-    wiring.close = [shards, enc](stream_id id) {
-      for (const auto& shard : shards) caf::anon_send(shard, actors::end_stream_atom::value, id);
-      caf::anon_send(enc, actors::end_stream_atom::value, id);
-    };
-    g.ingest = sys.spawn<caf::detached>(actors::ingest_actor, is, wiring, monitor);
-    watch(g.ingest, {k::ingest, "ingest"});
-  }
+  watch(runner, g, g.encoder, {k::encoder, "encoder"});
+  watch(runner, g, g.delivery, {k::delivery, "delivery"});
+  if (g.answerer) watch(runner, g, g.answerer, {k::answerer, "answerer"});
+  if (g.routing.answers) watch(runner, g, g.routing.answers, {k::answerer, "answer router"});
+  for (std::size_t i = 0; i < g.shards.size(); ++i)
+    watch(runner, g, g.shards[i], {k::shard, "cache shard " + std::to_string(i)});
+  for (std::size_t i = 0; i < g.sinks.size(); ++i) watch(runner, g, g.sinks[i], {k::sink, "sink " + std::to_string(i)});
+  for (std::size_t i = 0; i < g.hashers.size(); ++i)
+    watch(runner, g, caf::actor_cast<caf::actor>(g.hashers[i]), {k::hasher, "hasher " + std::to_string(i)});
+  for (std::size_t i = 0; i < g.sources.size(); ++i)
+    watch(runner, g, g.sources[i], {k::camera, "camera '" + spec.cameras[i].name + "'"});
+}
+
+/// The ZeroMQ ingest ([ingest]): opens a camera's stages per stream that
+/// connects, from stream id N on, and ends them when it goes.
+void open_ingest(const pipeline_spec& spec, caf::actor_system& sys, caf::scoped_actor& runner,
+                 const camera_opener& open, pipeline_graph& g) {
+  actors::ingest_settings is;
+  is.endpoint = spec.ingest.endpoint;
+  is.bind = spec.ingest.bind;
+  is.limits = spec.ingest.limits;
+  if (spec.security.curve) is.limits.allowed_streams = spec.security.curve->streams;
+  is.live = g.ingest_live;
+  is.curve = spec.security.curve;
+  is.idle_timeout_s = spec.ingest.idle_timeout_s;
+  is.max_streams = spec.ingest.max_streams;
+  is.stop_when_idle = spec.ingest.stop_when_idle;
+  is.first_stream = static_cast<stream_id>(spec.cameras.size());
+  is.source.preprocess = spec.cache.preprocess;
+  is.source.max_in_flight = spec.flow.max_in_flight;
+  is.source.queue = spec.flow.queue;
+  // Live cameras cannot be paused: without credit the newest frame goes.
+  is.source.policy = spec.flow.policy == drop_policy::block ? drop_policy::drop_newest : spec.flow.policy;
+  actors::stream_wiring wiring;
+  wiring.open = open;
+  wiring.close = [shards = g.shards, enc = g.encoder](stream_id id) {
+    for (const auto& shard : shards) caf::anon_send(shard, actors::end_stream_atom::value, id);
+    caf::anon_send(enc, actors::end_stream_atom::value, id);
+  };
+  g.ingest = sys.spawn<caf::detached>(actors::ingest_actor, is, wiring, caf::actor_cast<caf::actor>(runner));
+  watch(runner, g, g.ingest, {stage_id::kind::ingest, "ingest"});
+}
+
+/// The graph's composition: view, encoder nodes, answer path, cache,
+/// cameras, supervision, ingest, then the HTTP API's way in. Errors are
+/// printed naming their key.
+bool build(const pipeline_spec& spec, const run_options& options, caf::actor_system& sys, caf::scoped_actor& runner,
+           pipeline_probe& probe, loaded_parts& m, pipeline_graph& g) {
+  if (!open_view(spec, options, sys, probe, m, g)) return false;
+  actors::encoder_backend backend;
+  backend.local = m.encoder;
+  if (!reach_encoder_nodes(spec, sys, runner, backend)) return false;
+  if (!open_answer_path(spec, options, sys, m, g)) return false;
+  if (!open_cache(spec, sys, std::move(backend), g)) return false;
+  const camera_opener open_camera = make_camera_opener(spec, sys, runner, g);
+  open_cameras(spec, m, open_camera, g);
+  probe.set_stages(g.encoder, g.delivery, g.answerer);
+  for (const auto& s : g.sources) probe.add_source(s);
+  watch_stages(spec, runner, g);
+  if (spec.ingest.enabled) open_ingest(spec, sys, runner, open_camera, g);
   // The API answers from here on (images only with the encoder in this process).
   if (g.chat && g.answerer)
-    g.chat->connect(routing.answers, g.answerer,
-                    spec.encoder.remote.empty() ? caf::actor_cast<actors::auditor_actor>(enc) : actors::auditor_actor{});
+    g.chat->connect(g.routing.answers, g.answerer,
+                    spec.encoder.remote.empty() ? caf::actor_cast<actors::auditor_actor>(g.encoder)
+                                                : actors::auditor_actor{});
   return true;
 }
 
@@ -435,6 +478,42 @@ struct run_outcome {
   std::string failed_stage;  ///< empty unless a stage died
   actors::ingest_counters ingest;
 };
+
+/// One progress line, from the same probe that serves /metrics: live
+/// sources, finished ones, the encoder.
+void print_progress(pipeline_probe& probe, actors::steady::time_point started) {
+  const auto snap = probe.collect(std::chrono::seconds(1));
+  std::uint64_t read = 0, encoded = 0, dropped = 0, in_flight = 0;
+  for (const auto& c : snap.sources) {
+    read += c.read;
+    encoded += c.encoded;
+    dropped += c.dropped_newest + c.dropped_oldest;
+    in_flight += c.in_flight;
+  }
+  const auto& ec = snap.encoder;
+  const double secs = seconds_since(started);
+  char tokens[96];
+  if (!snap.answered("encoder")) {
+    // A busy encoder (a long batch) misses the probe's deadline: say so, never print zeros as figures.
+    std::snprintf(tokens, sizeof tokens, "tokens computed unknown (the encoder did not answer within 1 s)");
+  } else {
+    const double share = ec.share();
+    std::snprintf(tokens, sizeof tokens, "tokens computed %.1f%% (hit rate %.1f%%)", 100 * share, 100 * (1 - share));
+  }
+  std::printf("progress: %.1fs %llu read, %llu encoded (%.2f frames/s), %s, %llu in flight, %llu dropped%s\n", secs,
+              static_cast<unsigned long long>(read), static_cast<unsigned long long>(encoded), encoded / secs, tokens,
+              static_cast<unsigned long long>(in_flight), static_cast<unsigned long long>(dropped),
+              snap.unanswered.size() > static_cast<std::size_t>(!snap.answered("encoder")) ? " (some stages did not answer)" : "");
+}
+
+/// Frames still in flight per camera, for the message of a drain cut short.
+std::string frames_in_flight(pipeline_probe& probe) {
+  const auto snap = probe.collect(std::chrono::seconds(1));
+  std::string waiting;
+  for (const auto& c : snap.sources)
+    if (c.in_flight > 0) waiting += " " + c.name + " (" + std::to_string(c.in_flight) + ")";
+  return waiting.empty() ? std::string(" none reported") : waiting;
+}
 
 /// Runs until every camera finished (and the ingest stopped), a stage died,
 /// or a signal asked for a drain; prints progress from the probe.
@@ -491,12 +570,7 @@ run_outcome supervise(const pipeline_spec& spec, const run_options& options, caf
         caf::after(tick) >> [] {});
     if (stopping && signals.count() > 1) {
       // Say what the drain still waits for, so a stuck stage can be found.
-      const auto snap = probe.collect(std::chrono::seconds(1));
-      std::string waiting;
-      for (const auto& c : snap.sources)
-        if (c.in_flight > 0) waiting += " " + c.name + " (" + std::to_string(c.in_flight) + ")";
-      failed_stage = "the drain, cut short by a second signal; frames still in flight:" +
-                     (waiting.empty() ? std::string(" none reported") : waiting);
+      failed_stage = "the drain, cut short by a second signal; frames still in flight:" + frames_in_flight(probe);
       break;
     }
     if (signals.count() > 0 && !stopping) {
@@ -509,29 +583,7 @@ run_outcome supervise(const pipeline_spec& spec, const run_options& options, caf
     if (options.progress && spec.flow.progress_seconds > 0 && actors::steady::now() >= next_progress) {
       next_progress += std::chrono::duration_cast<actors::steady::duration>(
           std::chrono::duration<double>(spec.flow.progress_seconds));
-      // The same probe that serves /metrics: live sources, finished ones, the encoder.
-      const auto snap = probe.collect(std::chrono::seconds(1));
-      std::uint64_t read = 0, encoded = 0, dropped = 0, in_flight = 0;
-      for (const auto& c : snap.sources) {
-        read += c.read;
-        encoded += c.encoded;
-        dropped += c.dropped_newest + c.dropped_oldest;
-        in_flight += c.in_flight;
-      }
-      const auto& ec = snap.encoder;
-      const double secs = seconds_since(started);
-      char tokens[96];
-      if (!snap.answered("encoder")) {
-        // A busy encoder (a long batch) misses the probe's deadline: say so, never print zeros as figures.
-        std::snprintf(tokens, sizeof tokens, "tokens computed unknown (the encoder did not answer within 1 s)");
-      } else {
-        const double share = ec.share();
-        std::snprintf(tokens, sizeof tokens, "tokens computed %.1f%% (hit rate %.1f%%)", 100 * share, 100 * (1 - share));
-      }
-      std::printf("progress: %.1fs %llu read, %llu encoded (%.2f frames/s), %s, %llu in flight, %llu dropped%s\n", secs,
-                  static_cast<unsigned long long>(read), static_cast<unsigned long long>(encoded), encoded / secs, tokens,
-                  static_cast<unsigned long long>(in_flight), static_cast<unsigned long long>(dropped),
-                  snap.unanswered.size() > static_cast<std::size_t>(!snap.answered("encoder")) ? " (some stages did not answer)" : "");
+      print_progress(probe, started);
     }
   }
   out.seconds = seconds_since(started);
@@ -570,6 +622,72 @@ void shut_down(caf::scoped_actor& runner, pipeline_graph& g) {
   if (g.ingest) runner->send_exit(g.ingest, caf::exit_reason::user_shutdown);
 }
 
+/// What the summary is made from: the run's outcome, the answers still
+/// being computed (audits first: their outcome reaches the encoder's
+/// counters), then the final counts of every stage.
+run_facts collect_facts(const pipeline_spec& spec, const vision_encoder* encoder, caf::scoped_actor& runner,
+                        pipeline_probe& probe, pipeline_graph& g, const run_outcome& outcome,
+                        const stop_signals& signals) {
+  run_facts facts;
+  facts.pipeline = spec.name;
+  facts.seconds = outcome.seconds;
+  for (const auto& node : spec.encoder.remote)
+    facts.encoder_remote += (facts.encoder_remote.empty() ? "" : ", ") + node;
+  if (encoder != nullptr) {
+    facts.random_weights = encoder->random_weights();
+    facts.state_bytes = encoder->state_bytes();
+  }
+  if (g.answerer) facts.answers = wait_for_answers(runner, g.answerer, signals);
+  facts.final = probe.collect(std::chrono::seconds(5));
+  for (const auto& stage : facts.final.unanswered)
+    std::fprintf(stderr, "warning: the %s did not answer the final count within 5 s; its figures below are missing\n",
+                 stage.c_str());
+  facts.finished = outcome.finished;
+  for (const auto& c : spec.cameras) {
+    facts.pace_fps += c.pace_fps;
+    facts.paced_cameras += c.pace_fps > 0;
+  }
+  if (spec.ingest.enabled) facts.ingest = outcome.ingest;
+  if (g.requests) facts.requests = std::make_pair(g.requests->served(), g.requests->rejected());
+  return facts;
+}
+
+/// Keeps the live view up with the final numbers for `hold` seconds (a
+/// new signal ends it), then stops it.
+void hold_view(connectors::live_view& view, double hold, const stop_signals& signals) {
+  if (hold > 0) {
+    std::printf("view: serving the final numbers for %.0f s more (Ctrl-C ends it)\n", hold);
+    std::fflush(stdout);
+    const unsigned seen = signals.count();
+    const auto until = actors::steady::now() + std::chrono::duration_cast<actors::steady::duration>(
+                                                   std::chrono::duration<double>(hold));
+    while (actors::steady::now() < until && signals.count() == seen)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  view.stop();
+}
+
+/// A file camera that could not be opened, or a camera whose every frame
+/// failed, fails the run (the others ran to their end). A network camera
+/// that never answered is retried as configured and is not an error here.
+int report_failed_cameras(const pipeline_spec& spec, const std::vector<actors::source_counters>& finished) {
+  int failed = 0;
+  for (const auto& c : finished) {
+    const auto cam = std::find_if(spec.cameras.begin(), spec.cameras.end(),
+                                  [&](const camera_spec& k) { return k.name == c.name; });
+    const bool network = cam != spec.cameras.end() && connectors::is_network_source(cam->source);
+    if (c.read == 0 && !c.error.empty() && !network) {
+      std::fprintf(stderr, "error: camera '%s' could not be read: %s\n", c.name.c_str(), c.error.c_str());
+      ++failed;
+    } else if (c.read > 0 && c.encoded == 0 && c.failed > 0) {
+      std::fprintf(stderr, "error: camera '%s': all %llu frames it read failed (the lines above say why)\n",
+                   c.name.c_str(), static_cast<unsigned long long>(c.read));
+      ++failed;
+    }
+  }
+  return failed;
+}
+
 }  // namespace
 
 int run_pipeline(const pipeline_spec& spec, const run_options& options) {
@@ -601,30 +719,7 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
 
   auto outcome = supervise(spec, options, sys, runner, probe, g, signals);
 
-  run_facts facts;
-  facts.pipeline = spec.name;
-  facts.seconds = outcome.seconds;
-  for (const auto& node : spec.encoder.remote)
-    facts.encoder_remote += (facts.encoder_remote.empty() ? "" : ", ") + node;
-  if (parts->encoder) {
-    facts.random_weights = parts->encoder->random_weights();
-    facts.state_bytes = parts->encoder->state_bytes();
-  }
-  // Answers and audits still running first: an audit's outcome reaches the
-  // encoder's counters, which the probe collects next.
-  if (g.answerer) facts.answers = wait_for_answers(runner, g.answerer, signals);
-  facts.final = probe.collect(std::chrono::seconds(5));
-  for (const auto& stage : facts.final.unanswered)
-    std::fprintf(stderr, "warning: the %s did not answer the final count within 5 s; its figures below are missing\n",
-                 stage.c_str());
-  facts.finished = outcome.finished;
-  for (const auto& c : spec.cameras) {
-    facts.pace_fps += c.pace_fps;
-    facts.paced_cameras += c.pace_fps > 0;
-  }
-  if (spec.ingest.enabled) facts.ingest = outcome.ingest;
-  if (g.requests) facts.requests = std::make_pair(g.requests->served(), g.requests->rejected());
-  const auto summary = summarize(std::move(facts));
+  const auto summary = summarize(collect_facts(spec, parts->encoder.get(), runner, probe, g, outcome, signals));
   probe.mark_ended();
   if (g.view) g.view->mark_ended();
   if (!options.summary_json.empty()) {
@@ -632,37 +727,8 @@ int run_pipeline(const pipeline_spec& spec, const run_options& options) {
     if (!f) std::fprintf(stderr, "error: cannot write '%s'\n", options.summary_json.c_str());
     else f << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
-  auto& view = g.view;
-  if (view) {
-    const double hold = options.hold_s >= 0 ? options.hold_s : spec.view.hold_s;
-    if (hold > 0) {
-      std::printf("view: serving the final numbers for %.0f s more (Ctrl-C ends it)\n", hold);
-      std::fflush(stdout);
-      const unsigned seen = signals.count();
-      const auto until = actors::steady::now() + std::chrono::duration_cast<actors::steady::duration>(
-                                                     std::chrono::duration<double>(hold));
-      while (actors::steady::now() < until && signals.count() == seen)
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    view->stop();
-  }
-  // A file camera that could not be opened, or a camera whose every frame
-  // failed, fails the run (the others ran to their end). A network camera
-  // that never answered is retried as configured and is not an error here.
-  int failed_cameras = 0;
-  for (const auto& c : outcome.finished) {
-    const auto cam = std::find_if(spec.cameras.begin(), spec.cameras.end(),
-                                  [&](const camera_spec& k) { return k.name == c.name; });
-    const bool network = cam != spec.cameras.end() && connectors::is_network_source(cam->source);
-    if (c.read == 0 && !c.error.empty() && !network) {
-      std::fprintf(stderr, "error: camera '%s' could not be read: %s\n", c.name.c_str(), c.error.c_str());
-      ++failed_cameras;
-    } else if (c.read > 0 && c.encoded == 0 && c.failed > 0) {
-      std::fprintf(stderr, "error: camera '%s': all %llu frames it read failed (the lines above say why)\n",
-                   c.name.c_str(), static_cast<unsigned long long>(c.read));
-      ++failed_cameras;
-    }
-  }
+  if (g.view) hold_view(*g.view, options.hold_s >= 0 ? options.hold_s : spec.view.hold_s, signals);
+  const int failed_cameras = report_failed_cameras(spec, outcome.finished);
   const bool clean = summary["accounted"].get<bool>() && summary["out_of_order"].get<std::uint64_t>() == 0 &&
                      outcome.failed_stage.empty() && failed_cameras == 0;
   const int code = clean ? 0 : 1;

@@ -336,11 +336,14 @@ bool binds_loopback_only(const std::string& endpoint) {
   return is_loopback_host(bound_host(endpoint));
 }
 
-std::vector<std::string> validate(const pipeline_spec& s) {
-  std::vector<std::string> errors;
-  // Surveillance video and answers: nothing is served beyond this machine
-  // unauthenticated unless the config says so. The view counts as
-  // authenticated with HTTPS and a token together.
+namespace {
+
+using error_list = std::vector<std::string>;
+
+/// Surveillance video and answers: nothing is served beyond this machine
+/// unauthenticated unless the config says so. The view counts as
+/// authenticated with HTTPS and a token together.
+void check_exposure(const pipeline_spec& s, error_list& errors) {
   const bool authenticated = s.security.curve.has_value();
   auto beyond_loopback = [&](const std::string& key, const std::string& endpoint, bool has_auth) {
     const std::string host = bound_host(endpoint);
@@ -365,6 +368,10 @@ std::vector<std::string> validate(const pipeline_spec& s) {
       errors.push_back("[encoder].remote: '" + bound_host(node) +
                        "' is beyond loopback without TLS: set [encoder] tls_cert, tls_key and tls_ca, or "
                        "[security] insecure = true");
+}
+
+/// Cameras (unique names, files that exist, scene folders) and sinks.
+void check_inputs_and_sinks(const pipeline_spec& s, error_list& errors) {
   if (s.cameras.empty() && !s.ingest.enabled) errors.push_back("camera: no [[camera]] and no [ingest] configured");
   if (s.ingest.enabled && s.ingest.endpoint.find("://") == std::string::npos)
     errors.push_back("[ingest].endpoint: '" + s.ingest.endpoint + "' is not a ZeroMQ endpoint (tcp://HOST:PORT)");
@@ -388,6 +395,11 @@ std::vector<std::string> validate(const pipeline_spec& s) {
     }
     for (auto& e : info->check(s.sinks[i], where)) errors.push_back(std::move(e));
   }
+}
+
+/// The encoder: what a remote node takes on its own command line, the
+/// model against [input], the device and dtype names, drift control.
+void check_encoder(const pipeline_spec& s, error_list& errors) {
   const auto& m = s.encoder.model;
   if (!s.encoder.remote.empty()) {
     // The node loads the model; its grid is checked when the pipeline connects.
@@ -437,11 +449,11 @@ std::vector<std::string> validate(const pipeline_spec& s) {
   else if (auto dtype = parse_dtype_name(s.encoder.options.dtype, *device); !dtype)
     errors.push_back("[encoder].dtype: " + dtype.err().message);
   if (auto st = s.drift.validate(); !st) errors.push_back("[drift]: " + st.err().message);
-  if (!s.view.http.empty()) {
-    const auto address = parse_host_port(s.view.http);
-    if (!address || address->host.empty())
-      errors.push_back("[view].http: '" + s.view.http + "' is not HOST:PORT");
-  }
+}
+
+/// The language model, its tokenizer and the answer policy.
+void check_llm(const pipeline_spec& s, error_list& errors) {
+  const auto& m = s.encoder.model;
   if (s.llm.enabled) {
     const std::string lm = s.llm.model.empty() ? m : s.llm.model;
     const bool folder = std::filesystem::exists(std::filesystem::path(lm) / "config.json");
@@ -458,6 +470,21 @@ std::vector<std::string> validate(const pipeline_spec& s) {
                        "' (their widths differ; use the same preset name)");
     if (auto st = s.llm.policy.validate(); !st) errors.push_back("[llm]: " + st.err().message);
   }
+}
+
+}  // namespace
+
+std::vector<std::string> validate(const pipeline_spec& s) {
+  error_list errors;
+  check_exposure(s, errors);
+  check_inputs_and_sinks(s, errors);
+  check_encoder(s, errors);
+  if (!s.view.http.empty()) {
+    const auto address = parse_host_port(s.view.http);
+    if (!address || address->host.empty())
+      errors.push_back("[view].http: '" + s.view.http + "' is not HOST:PORT");
+  }
+  check_llm(s, errors);
   if (s.flow.shards > s.cache.grid.count())
     errors.push_back("[pipeline].shards: " + std::to_string(s.flow.shards) + " shards for " +
                      std::to_string(s.cache.grid.count()) + " patches");
@@ -483,6 +510,95 @@ std::vector<std::string> check_camera_files(const pipeline_spec& spec) {
   return errors;
 }
 
+namespace {
+
+/// [fidelity]: the shadow checks and the target; true when shadow_every
+/// was set by hand.
+bool read_fidelity(table_reader& fi, shadow_config& fc, fidelity_spec& ctl) {
+  fc.every = static_cast<int>(fi.integer("shadow_every", 0, 1 << 30).value_or(0));
+  fc.max_share = fi.number("max_share", 1e-6, 100.0).value_or(fc.max_share);
+  fc.min_cosine = fi.number("min_cosine", 0.0, 1.0).value_or(0.0);
+  // Any of the three states the pipeline's own target, which then replaces a profile's whole.
+  const auto target = fi.number("target", 1e-6, 1.0);
+  const auto percentile = fi.number("percentile", 0.0, 50.0);
+  const auto relative = fi.number("max_err_over_naive", 0.0, 100.0);
+  ctl.target_by_hand = target || percentile || relative;
+  ctl.target.cosine = target.value_or(ctl.target.cosine);
+  ctl.target.percentile = percentile.value_or(ctl.target.percentile);
+  ctl.target.max_err_over_naive = relative.value_or(ctl.target.max_err_over_naive);
+  ctl.control = fi.boolean("control").value_or(ctl.control);
+  ctl.target.answer_agreement = fi.number("answer_agreement", 0.0, 1.0).value_or(ctl.target.answer_agreement);
+  ctl.answer_audit_every =
+      static_cast<int>(fi.integer("answer_audit_every", 0, 1 << 30).value_or(ctl.answer_audit_every));
+  return fi.integer("shadow_every", 0, 1 << 30).has_value();
+}
+
+void read_view(table_reader& r, view_spec& v) {
+  v.http = r.string("http").value_or("");
+  v.max_view_fps = r.number("max_fps", 0.1, 60.0).value_or(v.max_view_fps);
+  v.hold_s = r.number("hold_s", 0.0, 86400.0).value_or(0.0);
+  v.tls_cert = r.path("tls_cert").value_or("");
+  v.tls_key = r.path("tls_key").value_or("");
+  if (v.tls_cert.empty() != v.tls_key.empty())
+    r.fail(v.tls_cert.empty() ? "tls_cert" : "tls_key", "missing: HTTPS needs the certificate and its key");
+  for (const auto* k : {"tls_cert", "tls_key"}) {
+    const std::string& path = std::string(k) == "tls_cert" ? v.tls_cert : v.tls_key;
+    if (!path.empty() && !std::filesystem::is_regular_file(path)) r.fail(k, "file '" + path + "' does not exist");
+  }
+  v.token_file = r.path("token_file").value_or("");
+  if (!v.token_file.empty()) {
+    std::ifstream f(v.token_file);
+    std::getline(f, v.token);
+    v.token.erase(v.token.find_last_not_of(" \t\r") + 1);
+    if (!f && v.token.empty()) r.fail("token_file", "cannot read '" + v.token_file + "'");
+    else if (v.token.size() < 16) r.fail("token_file", "'" + v.token_file + "' holds a token shorter than 16 characters");
+  }
+  v.api_requests_per_s = r.number("api_requests_per_s", 0.01, 10000.0).value_or(v.api_requests_per_s);
+  v.api_burst = r.number("api_burst", 1.0, 10000.0).value_or(v.api_burst);
+  v.api_max_image_bytes = r.integer("api_max_image_bytes", 1024, std::int64_t{256} << 20).value_or(v.api_max_image_bytes);
+  v.api_max_image_pixels = r.integer("api_max_image_pixels", 1024, std::int64_t{1} << 28).value_or(v.api_max_image_pixels);
+  v.api_max_tokens = static_cast<int>(r.integer("api_max_tokens", 1, 4096).value_or(v.api_max_tokens));
+  r.reject_unknown_keys();
+}
+
+void read_security(table_reader& r, security_spec& sec) {
+  sec.secret_key = r.path("secret_key").value_or("");
+  sec.allowed_clients = r.path("allowed_clients").value_or("");
+  sec.insecure = r.boolean("insecure").value_or(false);
+  if (sec.secret_key.empty() != sec.allowed_clients.empty())
+    r.fail(sec.secret_key.empty() ? "secret_key" : "allowed_clients",
+           "missing: CURVE needs the pipeline's key pair and the clients it allows");
+  else if (!sec.secret_key.empty()) {
+    auto pair = connectors::read_key_pair(sec.secret_key);
+    auto allowed = connectors::read_allowed_keys(sec.allowed_clients);
+    if (!connectors::curve_available()) r.fail("secret_key", "this libzmq has no CURVE support");
+    else if (!pair) r.fail("secret_key", pair.err().message);
+    else if (!allowed) r.fail("allowed_clients", allowed.err().message);
+    else if (auto streams = connectors::read_allowed_streams(sec.allowed_clients); !streams)
+      r.fail("allowed_clients", streams.err().message);
+    else sec.curve = connectors::curve_server_keys{*pair, *allowed, *streams};
+  }
+  r.reject_unknown_keys();
+}
+
+void read_ingest(table_reader& r, ingest_spec& in) {
+  in.enabled = true;
+  if (auto e = r.string("endpoint")) in.endpoint = *e;
+  else r.fail("endpoint", "missing (tcp://HOST:PORT)");
+  in.bind = r.boolean("bind").value_or(true);
+  in.idle_timeout_s = r.number("idle_timeout_s", 0.01, 86400.0).value_or(in.idle_timeout_s);
+  in.max_streams = static_cast<int>(r.integer("max_streams", 1, 4096).value_or(in.max_streams));
+  in.stop_when_idle = r.boolean("stop_when_idle").value_or(false);
+  in.limits.max_message_bytes =
+      static_cast<std::uint64_t>(r.number("max_frame_mb", 0.001, 64.0).value_or(16.0) * (1 << 20));
+  in.limits.max_per_s = r.number("max_fps_per_peer", 0.0, 10000.0).value_or(in.limits.max_per_s);
+  in.limits.burst = std::max(1.0, in.limits.max_per_s / 2);
+  in.limits.max_streams = static_cast<int>(r.integer("max_streams_per_peer", 0, 4096).value_or(in.limits.max_streams));
+  r.reject_unknown_keys();
+}
+
+}  // namespace
+
 pipeline_result parse_pipeline(std::string_view text, const std::string& origin,
                                const std::filesystem::path& base) {
   pipeline_result out;
@@ -497,24 +613,7 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin,
   read_drift(d, out.spec.drift);
   d.reject_unknown_keys();
   table_reader fi(top.table("fidelity"), "fidelity", out.errors, base);
-  auto& fc = out.spec.fidelity;
-  fc.every = static_cast<int>(fi.integer("shadow_every", 0, 1 << 30).value_or(0));
-  fc.max_share = fi.number("max_share", 1e-6, 100.0).value_or(fc.max_share);
-  fc.min_cosine = fi.number("min_cosine", 0.0, 1.0).value_or(0.0);
-  const bool every_by_hand = fi.integer("shadow_every", 0, 1 << 30).has_value();
-  auto& ctl = out.spec.fidelity_control;
-  // Any of the three states the pipeline's own target, which then replaces a profile's whole.
-  const auto target = fi.number("target", 1e-6, 1.0);
-  const auto percentile = fi.number("percentile", 0.0, 50.0);
-  const auto relative = fi.number("max_err_over_naive", 0.0, 100.0);
-  ctl.target_by_hand = target || percentile || relative;
-  ctl.target.cosine = target.value_or(ctl.target.cosine);
-  ctl.target.percentile = percentile.value_or(ctl.target.percentile);
-  ctl.target.max_err_over_naive = relative.value_or(ctl.target.max_err_over_naive);
-  ctl.control = fi.boolean("control").value_or(ctl.control);
-  ctl.target.answer_agreement = fi.number("answer_agreement", 0.0, 1.0).value_or(ctl.target.answer_agreement);
-  ctl.answer_audit_every =
-      static_cast<int>(fi.integer("answer_audit_every", 0, 1 << 30).value_or(ctl.answer_audit_every));
+  const bool every_by_hand = read_fidelity(fi, out.spec.fidelity, out.spec.fidelity_control);
   fi.reject_unknown_keys();
   table_reader e(top.table("encoder"), "encoder", out.errors, base);
   read_encoder(e, out.spec.encoder);
@@ -522,52 +621,12 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin,
   if (out.spec.cache.index) out.spec.encoder.options.store_budget = *out.spec.cache.index;
   if (const toml::table* t = top.table("view")) {
     table_reader r(t, "view", out.errors, base);
-    auto& v = out.spec.view;
-    v.http = r.string("http").value_or("");
-    v.max_view_fps = r.number("max_fps", 0.1, 60.0).value_or(v.max_view_fps);
-    v.hold_s = r.number("hold_s", 0.0, 86400.0).value_or(0.0);
-    v.tls_cert = r.path("tls_cert").value_or("");
-    v.tls_key = r.path("tls_key").value_or("");
-    if (v.tls_cert.empty() != v.tls_key.empty())
-      r.fail(v.tls_cert.empty() ? "tls_cert" : "tls_key", "missing: HTTPS needs the certificate and its key");
-    for (const auto* k : {"tls_cert", "tls_key"}) {
-      const std::string& path = std::string(k) == "tls_cert" ? v.tls_cert : v.tls_key;
-      if (!path.empty() && !std::filesystem::is_regular_file(path)) r.fail(k, "file '" + path + "' does not exist");
-    }
-    v.token_file = r.path("token_file").value_or("");
-    if (!v.token_file.empty()) {
-      std::ifstream f(v.token_file);
-      std::getline(f, v.token);
-      v.token.erase(v.token.find_last_not_of(" \t\r") + 1);
-      if (!f && v.token.empty()) r.fail("token_file", "cannot read '" + v.token_file + "'");
-      else if (v.token.size() < 16) r.fail("token_file", "'" + v.token_file + "' holds a token shorter than 16 characters");
-    }
-    v.api_requests_per_s = r.number("api_requests_per_s", 0.01, 10000.0).value_or(v.api_requests_per_s);
-    v.api_burst = r.number("api_burst", 1.0, 10000.0).value_or(v.api_burst);
-    v.api_max_image_bytes = r.integer("api_max_image_bytes", 1024, std::int64_t{256} << 20).value_or(v.api_max_image_bytes);
-    v.api_max_image_pixels = r.integer("api_max_image_pixels", 1024, std::int64_t{1} << 28).value_or(v.api_max_image_pixels);
-    v.api_max_tokens = static_cast<int>(r.integer("api_max_tokens", 1, 4096).value_or(v.api_max_tokens));
+    read_view(r, out.spec.view);
     r.reject_unknown_keys();
   }
   if (const toml::table* t = top.table("security")) {
     table_reader r(t, "security", out.errors, base);
-    auto& sec = out.spec.security;
-    sec.secret_key = r.path("secret_key").value_or("");
-    sec.allowed_clients = r.path("allowed_clients").value_or("");
-    sec.insecure = r.boolean("insecure").value_or(false);
-    if (sec.secret_key.empty() != sec.allowed_clients.empty())
-      r.fail(sec.secret_key.empty() ? "secret_key" : "allowed_clients",
-             "missing: CURVE needs the pipeline's key pair and the clients it allows");
-    else if (!sec.secret_key.empty()) {
-      auto pair = connectors::read_key_pair(sec.secret_key);
-      auto allowed = connectors::read_allowed_keys(sec.allowed_clients);
-      if (!connectors::curve_available()) r.fail("secret_key", "this libzmq has no CURVE support");
-      else if (!pair) r.fail("secret_key", pair.err().message);
-      else if (!allowed) r.fail("allowed_clients", allowed.err().message);
-      else if (auto streams = connectors::read_allowed_streams(sec.allowed_clients); !streams)
-        r.fail("allowed_clients", streams.err().message);
-      else sec.curve = connectors::curve_server_keys{*pair, *allowed, *streams};
-    }
+    read_security(r, out.spec.security);
     r.reject_unknown_keys();
   }
   if (const toml::table* t = top.table("llm")) {
@@ -577,19 +636,7 @@ pipeline_result parse_pipeline(std::string_view text, const std::string& origin,
   }
   if (const toml::table* t = top.table("ingest")) {
     table_reader r(t, "ingest", out.errors, base);
-    auto& in = out.spec.ingest;
-    in.enabled = true;
-    if (auto e = r.string("endpoint")) in.endpoint = *e;
-    else r.fail("endpoint", "missing (tcp://HOST:PORT)");
-    in.bind = r.boolean("bind").value_or(true);
-    in.idle_timeout_s = r.number("idle_timeout_s", 0.01, 86400.0).value_or(in.idle_timeout_s);
-    in.max_streams = static_cast<int>(r.integer("max_streams", 1, 4096).value_or(in.max_streams));
-    in.stop_when_idle = r.boolean("stop_when_idle").value_or(false);
-    in.limits.max_message_bytes =
-        static_cast<std::uint64_t>(r.number("max_frame_mb", 0.001, 64.0).value_or(16.0) * (1 << 20));
-    in.limits.max_per_s = r.number("max_fps_per_peer", 0.0, 10000.0).value_or(in.limits.max_per_s);
-    in.limits.burst = std::max(1.0, in.limits.max_per_s / 2);
-    in.limits.max_streams = static_cast<int>(r.integer("max_streams_per_peer", 0, 4096).value_or(in.limits.max_streams));
+    read_ingest(r, out.spec.ingest);
     r.reject_unknown_keys();
   }
   for_each_table(top, *root, "camera", out.errors,

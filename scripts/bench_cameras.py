@@ -154,7 +154,7 @@ def svg_plot(path, runs, ideal, title):
     for c in caps:
         parts.append(f'<text x="{x(c)}" y="{y(0) + 16}" text-anchor="middle">{c:g}</text>')
     parts.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">capacity (MiB)</text>')
-    series = {"ideal": [(c, ideal[c]) for c in caps]}
+    series = {"ideal": [(c, ideal[c]) for c in caps if c in ideal]} if ideal else {}
     for r in runs:
         if r["capacity_mb"] > 0:
             series.setdefault(r["policy"], []).append((r["capacity_mb"], r["tokens_computed_share"]))

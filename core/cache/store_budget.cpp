@@ -16,9 +16,13 @@ status store_budget_config::validate() const {
   return {};
 }
 
+double store_budget::value_half_life() const {
+  return std::max(config_.half_life, 16.0 * static_cast<double>(streams_.size()));
+}
+
 double store_budget::saving_of(const entry& e) const {
   if (e.uses == 0) return 0.0;
-  return e.saved * std::exp2(-static_cast<double>(now_ - e.last_use) / config_.half_life);
+  return e.saved * std::exp2(-static_cast<double>(now_ - e.last_use) / value_half_life());
 }
 
 double store_budget::saving(stream_id stream) const {
@@ -112,7 +116,8 @@ void store_budget::charge(stream_id stream, std::uint64_t bytes) { streams_[stre
 
 void store_budget::use(stream_id stream, double saved_share) {
   auto& e = streams_[stream];
-  const double carried = e.uses == 0 ? 0.0 : e.saved * std::exp2(-static_cast<double>(now_ + 1 - e.last_use) / config_.half_life);
+  const double carried =
+      e.uses == 0 ? 0.0 : e.saved * std::exp2(-static_cast<double>(now_ + 1 - e.last_use) / value_half_life());
   ++now_;
   ++e.uses;
   e.saved = carried + std::clamp(saved_share, 0.0, 1.0);

@@ -170,6 +170,33 @@ TEST(store_budget, round_robin_over_twice_the_capacity_keeps_half_resident_by_va
   }
 }
 
+// Many cameras behind an overloaded encoder: each encoded frame comes from
+// a random one of 256 streams (drops break the round-robin), all saving
+// alike, room for 120 states. A stream's value must not depend on how long
+// ago its last frame came: the resident set settles (a half-life of 100
+// frames, shorter than the ~256 frames between a stream's frames, made
+// the states follow the order of arrival: evictions on most misses).
+TEST(store_budget, the_value_policy_settles_with_many_streams_in_random_order) {
+  const int streams = 256, fit = 120;
+  auto b = make(eviction_policy::value, fit * 100, 100.0);
+  std::mt19937 rng(7);
+  int hits = 0, frames = 0, evictions = 0, late_evictions = 0;
+  for (int step = 0; step < 40000; ++step) {
+    const auto s = static_cast<stream_id>(rng() % streams);
+    int e = 0;
+    const bool hit = encode_one(b, s, 100, 0.9, &e);
+    evictions += e;
+    if (step >= 20000) {
+      hits += hit;
+      ++frames;
+      late_evictions += e;
+    }
+    ASSERT_LE(b.used(), static_cast<std::uint64_t>(fit * 100));
+  }
+  EXPECT_LT(late_evictions, frames / 100) << "the resident set settles (" << evictions << " evictions in all)";
+  EXPECT_GT(hits, frames * 0.9 * fit / streams) << "about fit / streams of the frames find their state";
+}
+
 // Under churn the states go to the streams that save the most: streams of
 // a busy scene (little reused) lose theirs to streams of a static one, and
 // a stream whose scene turns static earns a state back.
